@@ -1,0 +1,1 @@
+//! Configuration: flags, then `TOOLSUM_*` environment, then an optional TOML file (being written).

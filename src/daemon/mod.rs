@@ -1,0 +1,1 @@
+//! Protocol v1, the daemon and the client (being written).

@@ -1,0 +1,1 @@
+//! The guard pipeline (owned by the pipeline helper; see module docs once written).

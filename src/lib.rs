@@ -1,0 +1,21 @@
+//! toolsum: guards LLM coding agents from huge tool outputs.
+//!
+//! A tool result under the token limit passes through unchanged; a larger one is saved under
+//! `<session>/long_responses/`, reduced by structure, narrated by a small local GGUF model and
+//! returned as a short synthetic tool result that points at the saved file.
+//!
+//! Layers, one module each (see README.md):
+//! - [`models`]: the pinned model manifest, fetching/verifying weights, resolving a model spec to a file.
+//! - [`tokenizer`]: a `tokenizers::Tokenizer` built from a GGUF's own `tokenizer.ggml.*` metadata.
+//! - [`engine`]: the decoder-only transformer on candle, KV cache, prefix snapshot, chat template, generation.
+//! - [`guard`]: the guard pipeline (binary detection, save, count, pass-through, reduce, summarize, preview).
+//! - [`daemon`]: protocol v1 over a Unix socket, the server, the model-owner thread and the client.
+#![deny(missing_docs)]
+
+pub mod backend;
+pub mod config;
+pub mod daemon;
+pub mod engine;
+pub mod guard;
+pub mod models;
+pub mod tokenizer;

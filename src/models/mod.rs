@@ -1,0 +1,1 @@
+//! Model manifest, fetch, resolution (being written).

@@ -1,0 +1,1 @@
+//! A `tokenizers::Tokenizer` built from GGUF metadata (being written).

@@ -1,0 +1,2 @@
+//! Integration tests, compiled as one crate (STYLE.md, tier 2 and 3).
+mod util;
