@@ -1,1 +1,529 @@
-//! The inference engine (being written).
+//! The local inference engine: a GGUF model on candle, its own tokenizer and chat template,
+//! chunked prefill, a reusable system-prompt KV snapshot, and greedy or seeded sampling.
+//!
+//! [`Engine`] owns everything one request needs and implements [`crate::backend::Narrator`].
+//! It is not `Sync`: the daemon gives it to one thread (STYLE.md, habit 4).
+
+pub mod chat;
+pub mod model;
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use candle_core::{Device, Tensor};
+use candle_transformers::generation::{LogitsProcessor, Sampling as CandleSampling};
+
+use crate::backend::{NarrateRequest, Narration, Narrator, StopReason};
+use crate::tokenizer::GgufTokenizer;
+use chat::ChatTemplate;
+use model::{KvCache, KvSnapshot, LoadOptions, Transformer};
+
+/// Default prefill chunk (tokens per forward pass during prefill). Measured on the 2-core dev
+/// machine (scripts/bench-engine.sh, `--chunk` sweep): 256 was fastest for both shipped models;
+/// larger chunks pay for the quadratic attention scores without gaining matmul efficiency.
+pub const DEFAULT_PREFILL_CHUNK: usize = 256;
+
+/// Default context the KV cache is preallocated for (tokens), capped by the file's context.
+/// 8,192 covers the pipeline's prompts (system ~250 + input budget + output) with room for the
+/// benchmark's naive mode; KV memory at this size: 189 MB (SmolLM2), 100 MB (Qwen2.5-0.5B).
+pub const DEFAULT_MAX_CONTEXT: usize = 8_192;
+
+/// How the next token is chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sampling {
+    /// Always the most likely token (deterministic; the default and what tests use).
+    Greedy,
+    /// Temperature + nucleus (top-p) sampling with a fixed seed (reproducible per seed).
+    TopP {
+        /// Softmax temperature (> 0).
+        temperature: f64,
+        /// Cumulative probability kept (0 < p <= 1).
+        top_p: f64,
+        /// RNG seed.
+        seed: u64,
+    },
+}
+
+/// Options for [`Engine::load`].
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// The GGUF file (see [`crate::models::resolve`]).
+    pub model_path: PathBuf,
+    /// Compute threads; `None` = the cores available to the process.
+    pub threads: Option<usize>,
+    /// `cpu`, `cuda[:N]` (feature `cuda`) or `metal` (feature `metal`).
+    pub device: String,
+    /// Convert Q4_0/Q4_1/Q5_0/Q5_1 matrices to Q8_0 at load (see [`LoadOptions`]). Default on.
+    pub convert_to_q8: bool,
+    /// Tokens per prefill forward pass.
+    pub prefill_chunk: usize,
+    /// KV cache size (tokens), capped by the file's context length.
+    pub max_context: usize,
+    /// System prompt to prefill at load and keep as a KV snapshot (requests with the same
+    /// system prompt skip its prefill).
+    pub system_prompt: Option<String>,
+    /// Chat template to use instead of the GGUF's own (Jinja source).
+    pub chat_template: Option<String>,
+    /// Token choice.
+    pub sampling: Sampling,
+    /// Repetition penalty over the last [`REPEAT_WINDOW`] generated tokens (1.0 = off).
+    pub repeat_penalty: f32,
+}
+
+/// Window (tokens) over which the repetition penalty and the loop detector look back.
+pub const REPEAT_WINDOW: usize = 64;
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            model_path: PathBuf::new(),
+            threads: None,
+            device: "cpu".into(),
+            convert_to_q8: true,
+            prefill_chunk: DEFAULT_PREFILL_CHUNK,
+            max_context: DEFAULT_MAX_CONTEXT,
+            system_prompt: None,
+            chat_template: None,
+            sampling: Sampling::Greedy,
+            repeat_penalty: 1.1,
+        }
+    }
+}
+
+/// Parses a device spec: `cpu`, `cuda`, `cuda:N`, `metal`.
+///
+/// # Errors
+/// An unknown spec, or a GPU device whose cargo feature was not compiled in.
+pub fn parse_device(spec: &str) -> anyhow::Result<Device> {
+    match spec {
+        "cpu" | "" => Ok(Device::Cpu),
+        "metal" => {
+            if cfg!(feature = "metal") {
+                Ok(Device::new_metal(0)?)
+            } else {
+                anyhow::bail!("device 'metal' needs a build with `--features metal`")
+            }
+        }
+        s if s == "cuda" || s.starts_with("cuda:") => {
+            let n: usize = s
+                .strip_prefix("cuda:")
+                .map(|n| n.parse())
+                .transpose()
+                .context("cuda:N wants a number")?
+                .unwrap_or(0);
+            if cfg!(feature = "cuda") {
+                Ok(Device::new_cuda(n)?)
+            } else {
+                anyhow::bail!("device '{s}' needs a build with `--features cuda`")
+            }
+        }
+        other => anyhow::bail!("unknown device '{other}': use cpu, cuda[:N] or metal"),
+    }
+}
+
+/// Sets the compute thread count for candle's CPU kernels (its rayon pool and
+/// `candle_core::utils::get_num_threads`, which reads `RAYON_NUM_THREADS`). Effective once, before
+/// the first model op; later calls keep the first value.
+pub fn init_threads(threads: Option<usize>) -> usize {
+    let n = threads
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        std::env::set_var("RAYON_NUM_THREADS", n.to_string());
+    }
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global();
+    rayon::current_num_threads()
+}
+
+/// Exponential moving average weight for measured speeds (new sample's share).
+const SPEED_EMA: f64 = 0.3;
+
+/// A loaded model ready to generate.
+pub struct Engine {
+    model: Transformer,
+    tokenizer: Arc<GgufTokenizer>,
+    template: ChatTemplate,
+    add_bos: bool,
+    cache: KvCache,
+    snapshot: Option<KvSnapshot>,
+    opts: EngineOptions,
+    name: String,
+    threads: usize,
+    prefill_tps: f64,
+    decode_tps: f64,
+    load_ms: f64,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("name", &self.name).finish()
+    }
+}
+
+impl Engine {
+    /// Loads the model: header, tokenizer, chat template, weights, KV cache; then prefills the
+    /// system prompt (if given) into a snapshot and measures prefill/decode speed on it.
+    ///
+    /// # Errors
+    /// A missing/corrupt file, an unsupported architecture, no chat template, a device that was
+    /// not compiled in.
+    pub fn load(opts: &EngineOptions) -> anyhow::Result<Engine> {
+        let t0 = Instant::now();
+        let threads = init_threads(opts.threads);
+        let device = parse_device(&opts.device)?;
+        let (mut file, content) = model::read_header(&opts.model_path)?;
+        let tokenizer = Arc::new(
+            GgufTokenizer::from_content(&content)
+                .with_context(|| format!("tokenizer of {}", opts.model_path.display()))?,
+        );
+        let template = match (&opts.chat_template, tokenizer.chat_template()) {
+            (Some(src), _) => ChatTemplate::new(src, "", "")?,
+            (None, Some(src)) => ChatTemplate::new(src, "", "")?,
+            (None, None) => anyhow::bail!(
+                "{} has no tokenizer.chat_template: pass one with --chat-template FILE",
+                opts.model_path.display()
+            ),
+        };
+        let model = Transformer::load(
+            &mut file,
+            &content,
+            &device,
+            LoadOptions {
+                convert_to_q8: opts.convert_to_q8,
+                max_context: opts.max_context,
+            },
+        )?;
+        let cache = model.new_cache()?;
+        let name = match content.metadata.get("general.name") {
+            Some(candle_core::quantized::gguf_file::Value::String(s)) => s.clone(),
+            _ => opts
+                .model_path
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default(),
+        };
+        let add_bos = matches!(
+            content.metadata.get("tokenizer.ggml.add_bos_token"),
+            Some(candle_core::quantized::gguf_file::Value::Bool(true))
+        );
+        let mut engine = Engine {
+            model,
+            tokenizer,
+            template,
+            add_bos,
+            cache,
+            snapshot: None,
+            opts: opts.clone(),
+            name,
+            threads,
+            prefill_tps: 0.0,
+            decode_tps: 0.0,
+            load_ms: 0.0,
+        };
+        if let Some(sys) = opts.system_prompt.clone() {
+            engine.warm_up(&sys)?;
+        }
+        engine.load_ms = t0.elapsed().as_secs_f64() * 1e3;
+        Ok(engine)
+    }
+
+    /// Prefills the prompt prefix of `system` into the snapshot and runs a short generation to
+    /// measure prefill and decode speed.
+    fn warm_up(&mut self, system: &str) -> anyhow::Result<()> {
+        let req = NarrateRequest {
+            system: system.to_string(),
+            user: "Say OK.".into(),
+            max_new_tokens: 8,
+            deadline: None,
+            cancel: Arc::new(Default::default()),
+        };
+        let n = self.generate(&req)?;
+        if n.prefill_ms > 0.0 {
+            self.prefill_tps = n.prompt_tokens as f64 / (n.prefill_ms / 1e3);
+        }
+        Ok(())
+    }
+
+    /// The tokenizer, shareable with threads that only count.
+    pub fn tokenizer(&self) -> Arc<GgufTokenizer> {
+        self.tokenizer.clone()
+    }
+
+    /// The loaded transformer's configuration.
+    pub fn config(&self) -> &model::ModelConfig {
+        &self.model.cfg
+    }
+
+    /// Tokens the prompt would take for `system`/`user` (cached prefix included).
+    ///
+    /// # Errors
+    /// Template rendering errors.
+    pub fn prompt_tokens(&self, system: &str, user: &str) -> anyhow::Result<usize> {
+        Ok(self.prompt_ids(system, user)?.0.len())
+    }
+
+    /// Token ids of the rendered prompt and the length of its trusted prefix.
+    fn prompt_ids(&self, system: &str, user: &str) -> anyhow::Result<(Vec<u32>, usize)> {
+        let parts = self.template.render_split(system, user)?;
+        let mut ids = Vec::new();
+        if self.add_bos {
+            if let Some(b) = self.tokenizer.bos_id() {
+                ids.push(b);
+            }
+        }
+        ids.extend(self.tokenizer.encode_trusted(&parts.prefix));
+        let prefix_len = ids.len();
+        ids.extend(self.tokenizer.encode_untrusted(&parts.user));
+        ids.extend(self.tokenizer.encode_trusted(&parts.suffix));
+        Ok((ids, prefix_len))
+    }
+
+    /// A JSON description for `toolsum status`: model, arch, device, threads, kernels in use,
+    /// context, measured speeds.
+    pub fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "model": self.name,
+            "path": self.opts.model_path,
+            "arch": self.model.cfg.arch,
+            "device": self.opts.device,
+            "threads": self.threads,
+            "context": self.model.ctx,
+            "kernels": self.model.kernel_types,
+            "q8_conversion": self.opts.convert_to_q8,
+            "prefill_chunk": self.opts.prefill_chunk,
+            "cached_prefix_tokens": self.snapshot.as_ref().map_or(0, |s| s.tokens.len()),
+            "prefill_tok_per_s": self.prefill_tps,
+            "decode_tok_per_s": self.decode_tps,
+            "load_ms": self.load_ms,
+        })
+    }
+
+    /// Sets the prefill chunk (tokens per forward pass); for benchmarks.
+    pub fn set_prefill_chunk(&mut self, chunk: usize) {
+        self.opts.prefill_chunk = chunk.max(1);
+    }
+
+    /// Drops the system-prompt snapshot, so the next request prefills everything; for the
+    /// prefix-cache benchmark.
+    pub fn clear_snapshot(&mut self) {
+        self.snapshot = None;
+    }
+
+    /// Runs one request: renders the chat template, restores the prefix snapshot when the
+    /// prompt starts with it (else prefills from an empty cache and snapshots the prefix),
+    /// prefills the rest in chunks, then decodes until EOS/end-of-turn, `max_new_tokens`, the
+    /// deadline, the cancel flag, or a repetition loop. Never starts from an earlier request's
+    /// state.
+    ///
+    /// # Errors
+    /// Prompt longer than the context; model errors.
+    pub fn generate(&mut self, req: &NarrateRequest) -> anyhow::Result<Narration> {
+        let (ids, prefix_len) = self.prompt_ids(&req.system, &req.user)?;
+        let ctx = self.model.ctx;
+        if ids.len() + 1 > ctx {
+            return Err(model::ModelError::ContextOverflow {
+                prompt: ids.len(),
+                new: req.max_new_tokens,
+                ctx,
+            }
+            .into());
+        }
+        let max_new = req.max_new_tokens.min(ctx - ids.len());
+        let mut out = Narration {
+            prompt_tokens: ids.len(),
+            ..Default::default()
+        };
+        let stopped = |r: &NarrateRequest| -> Option<StopReason> {
+            if r.cancel.load(Ordering::Relaxed) {
+                Some(StopReason::Cancelled)
+            } else if r.deadline.is_some_and(|d| Instant::now() >= d) {
+                Some(StopReason::Deadline)
+            } else {
+                None
+            }
+        };
+
+        // Prefill.
+        let t_prefill = Instant::now();
+        self.cache.reset();
+        let mut done = 0;
+        if let Some(snap) = &self.snapshot {
+            if ids.len() > snap.tokens.len() && ids.starts_with(&snap.tokens) {
+                self.cache.restore(snap)?;
+                done = snap.tokens.len();
+                out.cached_prefix_tokens = done;
+            }
+        }
+        if done == 0 && prefix_len > 0 {
+            self.prefill(&ids[..prefix_len])?;
+            self.snapshot = Some(self.cache.snapshot(&ids[..prefix_len])?);
+            done = prefix_len;
+        }
+        let mut logits: Option<Tensor> = None;
+        let chunk = self.opts.prefill_chunk.max(1);
+        while done < ids.len() {
+            if let Some(s) = stopped(req) {
+                out.stop = Some(s);
+                out.prefill_ms = t_prefill.elapsed().as_secs_f64() * 1e3;
+                return Ok(out);
+            }
+            let end = (done + chunk).min(ids.len());
+            logits = Some(self.model.forward(&ids[done..end], &mut self.cache)?);
+            done = end;
+        }
+        out.prefill_ms = t_prefill.elapsed().as_secs_f64() * 1e3;
+        let prefilled = ids.len() - out.cached_prefix_tokens;
+        if out.prefill_ms > 0.0 && prefilled >= 16 {
+            let tps = prefilled as f64 / (out.prefill_ms / 1e3);
+            self.prefill_tps = ema(self.prefill_tps, tps);
+        }
+
+        // Decode.
+        let t_decode = Instant::now();
+        let mut proc = match self.opts.sampling {
+            Sampling::Greedy => LogitsProcessor::from_sampling(0, CandleSampling::ArgMax),
+            Sampling::TopP {
+                temperature,
+                top_p,
+                seed,
+            } => LogitsProcessor::from_sampling(
+                seed,
+                CandleSampling::TopP {
+                    p: top_p,
+                    temperature,
+                },
+            ),
+        };
+        let eos = self.tokenizer.eos_ids().to_vec();
+        let mut generated: Vec<u32> = Vec::new();
+        let mut logits = logits.context("empty prompt")?;
+        loop {
+            if generated.len() >= max_new {
+                out.stop = Some(StopReason::MaxTokens);
+                break;
+            }
+            if let Some(s) = stopped(req) {
+                out.stop = Some(s);
+                break;
+            }
+            if self.opts.repeat_penalty != 1.0 && !generated.is_empty() {
+                let start = generated.len().saturating_sub(REPEAT_WINDOW);
+                logits = candle_transformers::utils::apply_repeat_penalty(
+                    &logits,
+                    self.opts.repeat_penalty,
+                    &generated[start..],
+                )?;
+            }
+            let next = proc.sample(&logits)?;
+            if eos.contains(&next) {
+                out.stop = Some(StopReason::Eos);
+                break;
+            }
+            generated.push(next);
+            if detect_loop(&generated) {
+                out.stop = Some(StopReason::Loop);
+                break;
+            }
+            if self.cache.len() >= ctx {
+                out.stop = Some(StopReason::MaxTokens);
+                break;
+            }
+            logits = self.model.forward(&[next], &mut self.cache)?;
+        }
+        out.decode_ms = t_decode.elapsed().as_secs_f64() * 1e3;
+        out.generated_tokens = generated.len();
+        if generated.len() >= 4 && out.decode_ms > 0.0 {
+            let tps = generated.len() as f64 / (out.decode_ms / 1e3);
+            self.decode_tps = ema(self.decode_tps, tps);
+        }
+        out.text = self.tokenizer.decode(&generated, true);
+        Ok(out)
+    }
+
+    fn prefill(&mut self, ids: &[u32]) -> anyhow::Result<()> {
+        let chunk = self.opts.prefill_chunk.max(1);
+        for c in ids.chunks(chunk) {
+            self.model.forward(c, &mut self.cache)?;
+        }
+        Ok(())
+    }
+}
+
+fn ema(old: f64, new: f64) -> f64 {
+    if old <= 0.0 {
+        new
+    } else {
+        old * (1.0 - SPEED_EMA) + new * SPEED_EMA
+    }
+}
+
+/// True when the tail of `gen` is one block of 2..=32 tokens repeated at least 3 times in a row
+/// (a decoding loop), or a single token repeated 8 times.
+fn detect_loop(gen: &[u32]) -> bool {
+    let n = gen.len();
+    if n >= 8 && gen[n - 8..].iter().all(|&t| t == gen[n - 1]) {
+        return true;
+    }
+    for period in 2..=32usize {
+        if n < period * 3 {
+            break;
+        }
+        let tail = &gen[n - period..];
+        if (1..3).all(|k| &gen[n - period * (k + 1)..n - period * k] == tail) {
+            return true;
+        }
+    }
+    false
+}
+
+impl Narrator for Engine {
+    fn narrate(&mut self, req: &NarrateRequest) -> anyhow::Result<Narration> {
+        self.generate(req)
+    }
+
+    fn prefill_tok_per_s(&self) -> f64 {
+        self.prefill_tps
+    }
+
+    fn decode_tok_per_s(&self) -> f64 {
+        self.decode_tps
+    }
+
+    fn model_name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_detector() {
+        assert!(!detect_loop(&[1, 2, 3, 4, 5, 6]));
+        assert!(detect_loop(&[9, 1, 2, 1, 2, 1, 2]));
+        assert!(detect_loop(&[5; 8]));
+        assert!(!detect_loop(&[5; 7]));
+        let block = [10, 11, 12, 13, 14];
+        let mut v = vec![1, 2];
+        for _ in 0..3 {
+            v.extend(block);
+        }
+        assert!(detect_loop(&v));
+    }
+
+    #[test]
+    fn device_specs() {
+        assert!(parse_device("cpu").unwrap().is_cpu());
+        assert!(parse_device("tpu").is_err());
+        if !cfg!(feature = "cuda") {
+            let e = parse_device("cuda:0").unwrap_err().to_string();
+            assert!(e.contains("--features cuda"), "{e}");
+        }
+    }
+}

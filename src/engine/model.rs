@@ -1,0 +1,522 @@
+//! The decoder-only transformer, on candle-core ops, configured from GGUF metadata.
+//!
+//! One module serves `llama` (SmolLM2) and `qwen2` (Qwen2.5): the differences are configuration
+//! read from the file (qkv bias, rope base and layout, norm epsilon, tied embeddings). The KV
+//! cache is preallocated for the whole context and written in place ([`KvCache`]); a
+//! [`KvSnapshot`] of the first tokens (the system prompt) can be restored in O(prefix) so later
+//! requests skip prefilling it. No state survives between requests except what a snapshot
+//! restores, and no per-request allocation is kept (the causal mask is built per call).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use candle_core::quantized::gguf_file::{self, Content, Value};
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+use candle_core::{DType, Device, IndexOp, Module, Tensor};
+
+/// Architectures this engine runs (`general.architecture`).
+pub const SUPPORTED_ARCHS: &[&str] = &["llama", "qwen2"];
+
+/// Errors of loading or running the model.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The file is not a readable GGUF (truncated, wrong magic, bad header).
+    #[error("{path} is not a valid GGUF file ({detail}): re-fetch it with `scripts/fetch-models.sh`")]
+    BadFile {
+        /// File path.
+        path: String,
+        /// What the reader said.
+        detail: String,
+    },
+    /// `general.architecture` is not one of [`SUPPORTED_ARCHS`].
+    #[error("unsupported architecture '{0}': supported are llama, qwen2")]
+    UnsupportedArch(String),
+    /// A required metadata key or tensor is missing or has the wrong type.
+    #[error("GGUF is missing {0}")]
+    Missing(String),
+    /// The prompt plus requested tokens exceed the context.
+    #[error("prompt of {prompt} tokens + {new} new tokens exceeds the context of {ctx} tokens")]
+    ContextOverflow {
+        /// Prompt tokens.
+        prompt: usize,
+        /// Tokens to generate.
+        new: usize,
+        /// Context size.
+        ctx: usize,
+    },
+    /// An error from candle.
+    #[error(transparent)]
+    Candle(#[from] candle_core::Error),
+}
+
+type Result<T> = std::result::Result<T, ModelError>;
+
+/// Hyper-parameters read from the GGUF header.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelConfig {
+    /// `general.architecture`.
+    pub arch: String,
+    /// Transformer blocks.
+    pub n_layer: usize,
+    /// Hidden size.
+    pub n_embd: usize,
+    /// Query heads.
+    pub n_head: usize,
+    /// Key/value heads (grouped-query attention when < `n_head`).
+    pub n_head_kv: usize,
+    /// Per-head dimension (`n_embd / n_head`).
+    pub head_dim: usize,
+    /// Context length the model was trained for (`<arch>.context_length`).
+    pub train_ctx: usize,
+    /// RoPE base frequency (`<arch>.rope.freq_base`; 10,000 if absent, the GGUF default).
+    pub rope_base: f32,
+    /// RMSNorm epsilon (`<arch>.attention.layer_norm_rms_epsilon`).
+    pub rms_eps: f32,
+    /// Interleaved (GGML "normal", adjacent pairs) RoPE for llama; halves ("NEOX") for qwen2,
+    /// as llama.cpp's `llama_model_rope_type` assigns them.
+    pub rope_interleaved: bool,
+    /// Whether the output projection reuses `token_embd.weight` (no `output.weight` tensor).
+    pub tied_embeddings: bool,
+    /// Vocabulary size (rows of `token_embd.weight`).
+    pub vocab: usize,
+}
+
+fn md_u32(c: &Content, key: &str) -> Result<usize> {
+    match c.metadata.get(key) {
+        Some(v) => Ok(v
+            .to_u32()
+            .or_else(|_| v.to_u64().map(|x| x as u32))
+            .map_err(|_| ModelError::Missing(format!("{key} (u32)")))? as usize),
+        None => Err(ModelError::Missing(key.to_string())),
+    }
+}
+
+fn md_f32(c: &Content, key: &str) -> Option<f32> {
+    c.metadata.get(key).and_then(|v| match v {
+        Value::F32(x) => Some(*x),
+        Value::F64(x) => Some(*x as f32),
+        _ => None,
+    })
+}
+
+impl ModelConfig {
+    /// Reads the configuration from a GGUF header.
+    ///
+    /// # Errors
+    /// [`ModelError::UnsupportedArch`] or [`ModelError::Missing`].
+    pub fn from_gguf(c: &Content) -> Result<Self> {
+        let arch = match c.metadata.get("general.architecture") {
+            Some(Value::String(s)) => s.clone(),
+            _ => return Err(ModelError::Missing("general.architecture".into())),
+        };
+        if !SUPPORTED_ARCHS.contains(&arch.as_str()) {
+            return Err(ModelError::UnsupportedArch(arch));
+        }
+        let n_embd = md_u32(c, &format!("{arch}.embedding_length"))?;
+        let n_head = md_u32(c, &format!("{arch}.attention.head_count"))?;
+        let n_head_kv = md_u32(c, &format!("{arch}.attention.head_count_kv")).unwrap_or(n_head);
+        let head_dim = n_embd / n_head;
+        if let Ok(rd) = md_u32(c, &format!("{arch}.rope.dimension_count")) {
+            if rd != head_dim {
+                return Err(ModelError::Missing(format!(
+                    "support for partial rotary embeddings (rope dim {rd} != head dim {head_dim})"
+                )));
+            }
+        }
+        let emb = c
+            .tensor_infos
+            .get("token_embd.weight")
+            .ok_or_else(|| ModelError::Missing("tensor token_embd.weight".into()))?;
+        Ok(Self {
+            n_layer: md_u32(c, &format!("{arch}.block_count"))?,
+            n_embd,
+            n_head,
+            n_head_kv,
+            head_dim,
+            train_ctx: md_u32(c, &format!("{arch}.context_length")).unwrap_or(2048),
+            rope_base: md_f32(c, &format!("{arch}.rope.freq_base")).unwrap_or(10_000.0),
+            rms_eps: md_f32(c, &format!("{arch}.attention.layer_norm_rms_epsilon"))
+                .unwrap_or(1e-6),
+            rope_interleaved: arch == "llama",
+            tied_embeddings: !c.tensor_infos.contains_key("output.weight"),
+            vocab: emb.shape.dims()[0],
+            arch,
+        })
+    }
+}
+
+/// A linear layer: quantized weight, optional f32 bias.
+#[derive(Debug, Clone)]
+struct Linear {
+    w: QMatMul,
+    b: Option<Tensor>,
+}
+
+impl Linear {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let y = self.w.forward(x)?;
+        match &self.b {
+            Some(b) => y.broadcast_add(b),
+            None => Ok(y),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Block {
+    attn_norm: Tensor,
+    q: Linear,
+    k: Linear,
+    v: Linear,
+    o: Linear,
+    ffn_norm: Tensor,
+    gate: QMatMul,
+    up: QMatMul,
+    down: QMatMul,
+}
+
+/// Load-time options for the weights.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadOptions {
+    /// Re-quantize Q4_1/Q5_0/Q5_1 matrices to Q8_0 at load: candle 0.11.1 has only scalar
+    /// kernels for those types (measured 4-6x slower than its Q8_0 SIMD path on this CPU).
+    pub convert_to_q8: bool,
+    /// Context to preallocate the KV cache for (tokens); capped at the file's context length.
+    pub max_context: usize,
+}
+
+/// The loaded weights and RoPE tables. Immutable after load: all per-request state lives in
+/// [`KvCache`].
+#[derive(Debug)]
+pub struct Transformer {
+    /// Hyper-parameters.
+    pub cfg: ModelConfig,
+    /// Context the caches are sized for (tokens).
+    pub ctx: usize,
+    embd: Arc<QTensor>,
+    blocks: Vec<Block>,
+    out_norm: Tensor,
+    output: QMatMul,
+    cos: Tensor,
+    sin: Tensor,
+    device: Device,
+    /// Count of matrices per quant type as used at run time (e.g. `{"Q8_0": 168}`), for status.
+    pub kernel_types: HashMap<String, usize>,
+}
+
+/// Opens a GGUF file and reads its header (metadata and tensor infos; no weights).
+///
+/// # Errors
+/// [`ModelError::BadFile`] if the file cannot be opened or parsed.
+pub fn read_header(path: &Path) -> Result<(File, Content)> {
+    let bad = |detail: String| ModelError::BadFile {
+        path: path.display().to_string(),
+        detail,
+    };
+    let mut f = File::open(path).map_err(|e| bad(e.to_string()))?;
+    let content = gguf_file::Content::read(&mut f).map_err(|e| bad(e.to_string()))?;
+    Ok((f, content))
+}
+
+impl Transformer {
+    /// Loads the weights of `content` from `file` onto `device`.
+    ///
+    /// # Errors
+    /// [`ModelError`] if a tensor is missing, truncated or the architecture is unsupported.
+    pub fn load(
+        file: &mut File,
+        content: &Content,
+        device: &Device,
+        opts: LoadOptions,
+    ) -> Result<Self> {
+        let cfg = ModelConfig::from_gguf(content)?;
+        let mut kernel_types = HashMap::new();
+        let mut get = |name: &str| -> Result<QTensor> {
+            content
+                .tensor(file, name, device)
+                .map_err(|e| ModelError::Missing(format!("tensor {name} ({e})")))
+        };
+        let mut note = |t: &QTensor| {
+            *kernel_types.entry(format!("{:?}", t.dtype())).or_insert(0) += 1;
+        };
+        let mut mat = |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<QMatMul> {
+            let t = get(name)?;
+            let t = if opts.convert_to_q8
+                && matches!(t.dtype(), GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1 | GgmlDType::Q4_0)
+                && device.is_cpu()
+            {
+                QTensor::quantize(&t.dequantize(device)?, GgmlDType::Q8_0)?
+            } else {
+                t
+            };
+            note(&t);
+            Ok(QMatMul::from_qtensor(t)?)
+        };
+        let f32t = |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<Tensor> {
+            Ok(get(name)?.dequantize(device)?)
+        };
+        let bias = |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<Option<Tensor>> {
+            if content.tensor_infos.contains_key(name) {
+                Ok(Some(get(name)?.dequantize(device)?))
+            } else {
+                Ok(None)
+            }
+        };
+        let embd = Arc::new(get("token_embd.weight")?);
+        let mut blocks = Vec::with_capacity(cfg.n_layer);
+        for i in 0..cfg.n_layer {
+            let p = format!("blk.{i}");
+            blocks.push(Block {
+                attn_norm: f32t(&format!("{p}.attn_norm.weight"), &mut get)?,
+                q: Linear {
+                    w: mat(&format!("{p}.attn_q.weight"), &mut get)?,
+                    b: bias(&format!("{p}.attn_q.bias"), &mut get)?,
+                },
+                k: Linear {
+                    w: mat(&format!("{p}.attn_k.weight"), &mut get)?,
+                    b: bias(&format!("{p}.attn_k.bias"), &mut get)?,
+                },
+                v: Linear {
+                    w: mat(&format!("{p}.attn_v.weight"), &mut get)?,
+                    b: bias(&format!("{p}.attn_v.bias"), &mut get)?,
+                },
+                o: Linear {
+                    w: mat(&format!("{p}.attn_output.weight"), &mut get)?,
+                    b: bias(&format!("{p}.attn_output.bias"), &mut get)?,
+                },
+                ffn_norm: f32t(&format!("{p}.ffn_norm.weight"), &mut get)?,
+                gate: mat(&format!("{p}.ffn_gate.weight"), &mut get)?,
+                up: mat(&format!("{p}.ffn_up.weight"), &mut get)?,
+                down: mat(&format!("{p}.ffn_down.weight"), &mut get)?,
+            });
+        }
+        let out_norm = f32t("output_norm.weight", &mut get)?;
+        let output = if cfg.tied_embeddings {
+            QMatMul::from_arc(embd.clone())?
+        } else {
+            mat("output.weight", &mut get)?
+        };
+        let ctx = opts.max_context.min(cfg.train_ctx).max(16);
+        let (cos, sin) = rope_tables(&cfg, ctx, device)?;
+        Ok(Self {
+            cfg,
+            ctx,
+            embd,
+            blocks,
+            out_norm,
+            output,
+            cos,
+            sin,
+            device: device.clone(),
+            kernel_types,
+        })
+    }
+
+    /// A fresh KV cache for this model: `n_layer` pairs of `[1, n_head_kv, ctx, head_dim]` f32
+    /// tensors, zeroed, written in place.
+    ///
+    /// # Errors
+    /// Allocation failure on the device.
+    pub fn new_cache(&self) -> Result<KvCache> {
+        let shape = (1, self.cfg.n_head_kv, self.ctx, self.cfg.head_dim);
+        let mut layers = Vec::with_capacity(self.cfg.n_layer);
+        for _ in 0..self.cfg.n_layer {
+            layers.push((
+                Tensor::zeros(shape, DType::F32, &self.device)?,
+                Tensor::zeros(shape, DType::F32, &self.device)?,
+            ));
+        }
+        Ok(KvCache { layers, len: 0 })
+    }
+
+    /// Runs `tokens` at positions `cache.len..cache.len + tokens.len()`, appends their keys and
+    /// values to `cache`, and returns the logits of the last token, shape `[vocab]` (f32).
+    ///
+    /// # Errors
+    /// [`ModelError::ContextOverflow`] when the cache is full; candle errors.
+    pub fn forward(&self, tokens: &[u32], cache: &mut KvCache) -> Result<Tensor> {
+        let t = tokens.len();
+        let pos = cache.len;
+        if pos + t > self.ctx {
+            return Err(ModelError::ContextOverflow {
+                prompt: pos + t,
+                new: 0,
+                ctx: self.ctx,
+            });
+        }
+        let cfg = &self.cfg;
+        let ids = Tensor::new(tokens, &self.device)?;
+        let mut x = self.embd.embedding(&ids)?.unsqueeze(0)?; // [1, t, d]
+        let cos = self.cos.narrow(0, pos, t)?;
+        let sin = self.sin.narrow(0, pos, t)?;
+        let total = pos + t;
+        let mask = causal_mask(t, pos, &self.device)?;
+        let n_rep = cfg.n_head / cfg.n_head_kv;
+        let scale = 1.0 / (cfg.head_dim as f64).sqrt();
+        for (blk, (ck, cv)) in self.blocks.iter().zip(cache.layers.iter_mut()) {
+            let h = candle_nn::ops::rms_norm(&x, &blk.attn_norm, cfg.rms_eps)?;
+            let q = blk.q.forward(&h)?;
+            let k = blk.k.forward(&h)?;
+            let v = blk.v.forward(&h)?;
+            let q = q
+                .reshape((1, t, cfg.n_head, cfg.head_dim))?
+                .transpose(1, 2)?
+                .contiguous()?;
+            let k = k
+                .reshape((1, t, cfg.n_head_kv, cfg.head_dim))?
+                .transpose(1, 2)?
+                .contiguous()?;
+            let v = v
+                .reshape((1, t, cfg.n_head_kv, cfg.head_dim))?
+                .transpose(1, 2)?
+                .contiguous()?;
+            let (q, k) = if cfg.rope_interleaved {
+                (
+                    candle_nn::rotary_emb::rope_i(&q, &cos, &sin)?,
+                    candle_nn::rotary_emb::rope_i(&k, &cos, &sin)?,
+                )
+            } else {
+                (
+                    candle_nn::rotary_emb::rope(&q, &cos, &sin)?,
+                    candle_nn::rotary_emb::rope(&k, &cos, &sin)?,
+                )
+            };
+            ck.slice_set(&k, 2, pos)?;
+            cv.slice_set(&v, 2, pos)?;
+            let k_all = ck.narrow(2, 0, total)?;
+            let v_all = cv.narrow(2, 0, total)?;
+            // Grouped-query attention without copying K/V n_rep times: fold the n_rep query
+            // heads that share a KV head into the row dimension.
+            let qg = q.reshape((1, cfg.n_head_kv, n_rep * t, cfg.head_dim))?;
+            let att = (qg.matmul(&k_all.t()?)? * scale)?;
+            let att = att
+                .reshape((1, cfg.n_head_kv, n_rep, t, total))?
+                .broadcast_add(&mask)?;
+            let att = candle_nn::ops::softmax_last_dim(&att)?
+                .reshape((1, cfg.n_head_kv, n_rep * t, total))?;
+            let y = att.matmul(&v_all.contiguous()?)?; // [1, kvh, n_rep*t, hd]
+            let y = y
+                .reshape((1, cfg.n_head, t, cfg.head_dim))?
+                .transpose(1, 2)?
+                .reshape((1, t, cfg.n_embd))?;
+            x = (x + blk.o.forward(&y)?)?;
+            let h = candle_nn::ops::rms_norm(&x, &blk.ffn_norm, cfg.rms_eps)?;
+            let g = blk.gate.forward(&h)?.silu()?;
+            let u = blk.up.forward(&h)?;
+            x = (x + blk.down.forward(&(g * u)?)?)?;
+        }
+        cache.len = total;
+        let last = x.i((.., t - 1..t, ..))?;
+        let last = candle_nn::ops::rms_norm(&last, &self.out_norm, cfg.rms_eps)?;
+        let logits = self.output.forward(&last)?;
+        Ok(logits.flatten_all()?.to_dtype(DType::F32)?)
+    }
+}
+
+/// cos/sin tables `[ctx, head_dim/2]`: angle(p, i) = p * base^(-2i/head_dim) (RoFormer, Su et
+/// al. 2021, eq. 15).
+fn rope_tables(cfg: &ModelConfig, ctx: usize, device: &Device) -> Result<(Tensor, Tensor)> {
+    let half = cfg.head_dim / 2;
+    let inv: Vec<f32> = (0..half)
+        .map(|i| 1.0 / cfg.rope_base.powf(2.0 * i as f32 / cfg.head_dim as f32))
+        .collect();
+    let inv = Tensor::from_vec(inv, (1, half), device)?;
+    let pos = Tensor::arange(0u32, ctx as u32, device)?
+        .to_dtype(DType::F32)?
+        .reshape((ctx, 1))?;
+    let ang = pos.broadcast_mul(&inv)?;
+    Ok((ang.cos()?.contiguous()?, ang.sin()?.contiguous()?))
+}
+
+/// Additive causal mask `[t, pos + t]`: row r (absolute position pos + r) sees columns
+/// `0..=pos + r`; the rest get -inf. Built per call and dropped after it (never cached).
+fn causal_mask(t: usize, pos: usize, device: &Device) -> Result<Tensor> {
+    let total = pos + t;
+    let mut m = vec![0f32; t * total];
+    for r in 0..t {
+        for c in (pos + r + 1)..total {
+            m[r * total + c] = f32::NEG_INFINITY;
+        }
+    }
+    Ok(Tensor::from_vec(m, (t, total), device)?)
+}
+
+/// The KV cache: per layer, preallocated key and value tensors `[1, n_head_kv, ctx, head_dim]`
+/// (f32), filled up to `len` tokens.
+#[derive(Debug)]
+pub struct KvCache {
+    layers: Vec<(Tensor, Tensor)>,
+    len: usize,
+}
+
+/// A copy of the first `len` positions of a [`KvCache`], with the token ids that produced them.
+#[derive(Debug, Clone)]
+pub struct KvSnapshot {
+    /// Token ids of the cached prefix.
+    pub tokens: Vec<u32>,
+    layers: Vec<(Tensor, Tensor)>,
+}
+
+impl KvCache {
+    /// Tokens currently held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no token is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Forgets every token (the memory stays allocated; stale entries are masked off by length).
+    pub fn reset(&mut self) {
+        self.len = 0;
+    }
+
+    /// Copies the first `tokens.len()` positions (which must be those `tokens`) into a snapshot.
+    ///
+    /// # Errors
+    /// Candle errors, or if the cache holds fewer tokens than `tokens`.
+    pub fn snapshot(&self, tokens: &[u32]) -> Result<KvSnapshot> {
+        let n = tokens.len();
+        if n > self.len {
+            return Err(ModelError::Missing(format!(
+                "{n} cached tokens for a snapshot (cache holds {})",
+                self.len
+            )));
+        }
+        // A fresh buffer per layer: a narrowed view can share the cache's storage (when it is
+        // contiguous), and restore() may not slice_set a tensor into its own storage.
+        let copy = |t: &Tensor| -> candle_core::Result<Tensor> {
+            let view = t.narrow(2, 0, n)?.contiguous()?;
+            let dst = Tensor::zeros(view.shape(), view.dtype(), view.device())?;
+            dst.slice_set(&view, 2, 0)?;
+            Ok(dst)
+        };
+        let layers = self
+            .layers
+            .iter()
+            .map(|(k, v)| Ok((copy(k)?, copy(v)?)))
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        Ok(KvSnapshot {
+            tokens: tokens.to_vec(),
+            layers,
+        })
+    }
+
+    /// Restores a snapshot: positions `0..snap.tokens.len()` are overwritten and the cache then
+    /// holds exactly that prefix.
+    ///
+    /// # Errors
+    /// Candle errors (shape mismatch with a snapshot from another model).
+    pub fn restore(&mut self, snap: &KvSnapshot) -> Result<()> {
+        for ((k, v), (sk, sv)) in self.layers.iter_mut().zip(snap.layers.iter()) {
+            k.slice_set(sk, 2, 0)?;
+            v.slice_set(sv, 2, 0)?;
+        }
+        self.len = snap.tokens.len();
+        Ok(())
+    }
+}
