@@ -1,0 +1,253 @@
+//! Terminal clean-up of tool text: ANSI escapes removed, `\r` overwrites resolved.
+//!
+//! The output is what a terminal would show once the program finished: CSI sequences (colors,
+//! cursor moves), OSC sequences (hyperlinks, titles) and other escapes are removed; a bare `\r`
+//! returns to column 0 so later text overwrites earlier text (progress bars keep only their last
+//! frame); `ESC[K` erases; backspace moves back one column. `\r\n` is a newline. Columns are
+//! counted in chars, not display cells (a CJK char counts as one column).
+
+use std::borrow::Cow;
+
+/// Furthest column a cursor move may reach (a hostile `ESC[99999999G` must not allocate
+/// gigabytes of padding); 512 columns is wider than any real terminal line of interest.
+const MAX_COLUMN: usize = 512;
+
+/// Cleans `text` (see the module docs). Borrows when there is nothing to clean.
+pub fn clean(text: &str) -> Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| matches!(c, '\x1b' | '\r' | '\x08' | '\x07' | '\u{9b}'))
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut line = Line::default();
+    let mut it = text.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '\n' => line.flush(&mut out, true),
+            '\r' => {
+                if it.peek() == Some(&'\n') {
+                    it.next();
+                    line.flush(&mut out, true);
+                } else {
+                    line.cursor = 0;
+                }
+            }
+            '\x08' => line.cursor = line.cursor.saturating_sub(1),
+            '\x07' => {}
+            '\x1b' => match it.peek().copied() {
+                Some('[') => {
+                    it.next();
+                    csi(&mut it, &mut line);
+                }
+                Some(']' | 'P' | 'X' | '^' | '_') => {
+                    it.next();
+                    string_sequence(&mut it);
+                }
+                Some('(' | ')' | '*' | '+' | '-' | '.' | '/' | '#' | '%' | ' ') => {
+                    it.next();
+                    it.next();
+                }
+                Some('\n') | None => {}
+                Some(_) => {
+                    it.next();
+                }
+            },
+            '\u{9b}' => csi(&mut it, &mut line),
+            c => line.put(c),
+        }
+    }
+    line.flush(&mut out, false);
+    Cow::Owned(out)
+}
+
+/// The line being drawn and the cursor's column in it.
+#[derive(Default)]
+struct Line {
+    /// Characters of the current line, one per column.
+    cells: Vec<char>,
+    /// Column where the next character lands.
+    cursor: usize,
+}
+
+impl Line {
+    /// Furthest column a cursor move may reach: the line's end or [`MAX_COLUMN`].
+    fn max_cursor(&self) -> usize {
+        self.cells.len().max(MAX_COLUMN)
+    }
+
+    fn put(&mut self, c: char) {
+        if self.cursor < self.cells.len() {
+            self.cells[self.cursor] = c;
+        } else {
+            self.cells.resize(self.cursor, ' ');
+            self.cells.push(c);
+        }
+        self.cursor += 1;
+    }
+
+    fn flush(&mut self, out: &mut String, newline: bool) {
+        out.extend(self.cells.drain(..));
+        if newline {
+            out.push('\n');
+        }
+        self.cursor = 0;
+    }
+}
+
+/// Consumes a CSI sequence after `ESC [` (parameters, intermediates, final byte) and applies the
+/// few that change what a line shows: `K` (erase in line) and `G`/`C`/`D` (cursor column).
+fn csi(it: &mut std::iter::Peekable<std::str::Chars<'_>>, line: &mut Line) {
+    let mut params = String::new();
+    while let Some(&c) = it.peek() {
+        match c {
+            '\x30'..='\x3f' | '\x20'..='\x2f' => {
+                params.push(c);
+                it.next();
+            }
+            '\x40'..='\x7e' => {
+                it.next();
+                let n = |default: usize| -> usize {
+                    params
+                        .split(';')
+                        .next()
+                        .and_then(|p| p.parse().ok())
+                        .unwrap_or(default)
+                };
+                match c {
+                    'K' => match n(0) {
+                        0 => line.cells.truncate(line.cursor),
+                        1 => {
+                            let end = (line.cursor + 1).min(line.cells.len());
+                            line.cells[..end].iter_mut().for_each(|x| *x = ' ');
+                        }
+                        _ => line.cells.clear(),
+                    },
+                    'G' => line.cursor = (n(1).max(1) - 1).min(line.max_cursor()),
+                    'C' => {
+                        line.cursor = line
+                            .cursor
+                            .saturating_add(n(1).max(1))
+                            .min(line.max_cursor())
+                    }
+                    'D' => line.cursor = line.cursor.saturating_sub(n(1).max(1)),
+                    _ => {}
+                }
+                return;
+            }
+            // Malformed: stop here and let the character be handled as text.
+            _ => return,
+        }
+    }
+}
+
+/// Consumes an OSC/DCS/SOS/PM/APC string up to BEL or `ESC \`; stops before a newline so an
+/// unterminated sequence cannot swallow the rest of the output.
+fn string_sequence(it: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(&c) = it.peek() {
+        match c {
+            '\x07' | '\u{9c}' => {
+                it.next();
+                return;
+            }
+            '\n' => return,
+            '\x1b' => {
+                it.next();
+                if it.peek() == Some(&'\\') {
+                    it.next();
+                }
+                return;
+            }
+            _ => {
+                it.next();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus(name: &str) -> Vec<u8> {
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/").to_string() + name)
+            .unwrap()
+    }
+
+    #[test]
+    fn case_16_ansi_progress() {
+        let raw = String::from_utf8(corpus("cases/case_16_ansi_progress.txt")).unwrap();
+        let c = clean(&raw);
+        assert!(!c.contains('\x1b'), "{c}");
+        assert!(!c.contains('\r'));
+        for keep in [
+            "FAIL  src/auth.test.js",
+            "auth › rejects expired token",
+            "Expected: 401",
+            "Received: 200",
+            "src/auth.test.js:27:31",
+            "Tests:       1 failed, 41 passed, 42 total",
+        ] {
+            assert!(c.contains(keep), "missing {keep:?} in\n{c}");
+        }
+        assert!(c.contains("Running tests 100% [####################]"));
+        assert!(!c.contains("Running tests 5%"), "{c}");
+        assert!(!c.contains("file:///"), "OSC 8 target leaked: {c}");
+    }
+
+    #[test]
+    fn plain_text_is_borrowed() {
+        assert!(matches!(clean("a\nb\tc"), Cow::Borrowed("a\nb\tc")));
+    }
+
+    #[test]
+    fn carriage_return_overwrites_and_crlf_is_newline() {
+        assert_eq!(clean("abcdef\rXY"), "XYcdef");
+        assert_eq!(clean("a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(clean("10%\r20%\r100%\ndone"), "100%\ndone");
+        assert_eq!(clean("long line\r\x1b[Kshort"), "short");
+        assert_eq!(clean("abc\x08\x08X"), "aXc");
+    }
+
+    #[test]
+    fn escapes_removed() {
+        assert_eq!(clean("\x1b[1;31mred\x1b[0m ok"), "red ok");
+        assert_eq!(clean("\x1b]0;title\x07text"), "text");
+        assert_eq!(
+            clean("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ end"),
+            "link end"
+        );
+        assert_eq!(clean("\x1b(Bplain"), "plain");
+        // Unterminated OSC stops at the newline.
+        assert_eq!(clean("\x1b]0;oops\nnext"), "\nnext");
+        // Dangling ESC at the end.
+        assert_eq!(clean("x\x1b"), "x");
+        assert_eq!(clean("x\x1b["), "x");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_and_removes_escapes(
+            text in r"(\PC|\x1b|\r|\n|\x08|\x07|\[|\]|[0-9;]|K|m|G|C|\\){0,200}"
+        ) {
+            let c = clean(&text);
+            proptest::prop_assert!(!c.contains('\r'));
+            proptest::prop_assert!(!c.contains('\x1b'));
+            let lines = text.matches('\n').count() + 1;
+            proptest::prop_assert!(c.len() <= text.len() * 4 + lines * MAX_COLUMN);
+        }
+    }
+
+    #[test]
+    fn huge_cursor_moves_are_capped() {
+        let c = clean("a\x1b[99999999Gb\x1b[99999999Cc");
+        assert!(c.len() < 2 * MAX_COLUMN, "{}", c.len());
+        assert!(c.starts_with('a') && c.ends_with('c'));
+    }
+
+    #[test]
+    fn non_ascii_overwrite() {
+        assert_eq!(clean("日本語\rab"), "ab語");
+    }
+}
