@@ -1,0 +1,389 @@
+//! Structure-aware, deterministic reduction of a cleaned tool output.
+//!
+//! [`detect`] sniffs the kind (JSON, NDJSON, `go test -json`, JUnit XML, test report text, logs,
+//! tables, `ls -l` listings, HTML, SQL dumps, diffs, stack traces, CSV, plain lines) and
+//! [`reduce`] turns the text into a [`Reduction`]: ranked [`Item`]s for the Key facts, Evidence
+//! and Errors sections, each verbatim line anchored by its 1-based line number in the text (which
+//! is also its line number in the saved file), plus a Status and a Next relevant action written
+//! by rule. The summarizer packs the items into its token budget by priority.
+
+pub mod diff;
+pub mod html;
+pub mod json;
+pub mod junit;
+pub mod rank;
+pub mod signal;
+pub mod sql;
+pub mod table;
+pub mod text;
+
+use rank::Query;
+
+/// The kind of content, found by cheap sniffing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One JSON document.
+    Json,
+    /// Newline-delimited JSON objects.
+    Ndjson,
+    /// `go test -json` event stream.
+    GoTestJson,
+    /// JUnit / TestNG XML report.
+    JunitXml,
+    /// Plain-text test runner report (pytest, jest, cargo test, mocha).
+    TestReport,
+    /// Timestamped or levelled log lines (CI logs included).
+    Log,
+    /// A whitespace-aligned table with a header (ps, kubectl get, dpkg -l, systemctl, df).
+    Table,
+    /// `ls -l` / `ls -alR` output.
+    Listing,
+    /// An HTML page.
+    Html,
+    /// An SQL dump or script.
+    Sql,
+    /// A unified diff.
+    Diff,
+    /// A stack trace.
+    StackTrace,
+    /// Comma-separated values with a header.
+    Csv,
+    /// Anything else: plain lines.
+    Lines,
+}
+
+impl Kind {
+    /// Stable name used in reports and the Key facts section.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Json => "json",
+            Kind::Ndjson => "ndjson",
+            Kind::GoTestJson => "go_test_json",
+            Kind::JunitXml => "junit_xml",
+            Kind::TestReport => "test_report",
+            Kind::Log => "log",
+            Kind::Table => "table",
+            Kind::Listing => "ls_listing",
+            Kind::Html => "html",
+            Kind::Sql => "sql",
+            Kind::Diff => "diff",
+            Kind::StackTrace => "stack_trace",
+            Kind::Csv => "csv",
+            Kind::Lines => "lines",
+        }
+    }
+}
+
+/// The section of the summary an [`Item`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Section {
+    /// Counts, totals, exit codes, schema: facts computed from the whole input.
+    KeyFacts,
+    /// Verbatim lines that answer the intent.
+    Evidence,
+    /// Verbatim error lines and messages.
+    Errors,
+}
+
+/// Priority of facts that must always be shown (kind, size, totals, exit codes).
+pub const MUST: f64 = 1e9;
+
+/// One candidate line of the summary.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// Section it is rendered in.
+    pub section: Section,
+    /// Sort key inside the section: the line number for anchored lines, a sequence otherwise.
+    pub order: usize,
+    /// 1-based line number in the text (and the saved file) when the item quotes a line.
+    pub line: Option<usize>,
+    /// The rendered text (verbatim line, or a fact), without the `L<n>:` anchor.
+    pub text: String,
+    /// Higher is packed first; [`MUST`] for facts that are always kept.
+    pub prio: f64,
+}
+
+impl Item {
+    /// A fact for the Key facts section.
+    pub fn fact(seq: usize, text: impl Into<String>, prio: f64) -> Self {
+        Item {
+            section: Section::KeyFacts,
+            order: seq,
+            line: None,
+            text: text.into(),
+            prio,
+        }
+    }
+
+    /// A verbatim, anchored line for the Evidence or Errors section.
+    pub fn line(section: Section, line: usize, text: impl Into<String>, prio: f64) -> Self {
+        Item {
+            section,
+            order: line,
+            line: Some(line),
+            text: text.into(),
+            prio,
+        }
+    }
+
+    /// The item as printed: `L<n>: text` for anchored lines, `- text` for facts.
+    pub fn render(&self) -> String {
+        match self.line {
+            Some(n) if self.section != Section::KeyFacts => format!("L{n}: {}", self.text),
+            Some(n) => format!("- {} (L{n})", self.text),
+            None => format!("- {}", self.text),
+        }
+    }
+}
+
+/// The outcome of a reduction.
+#[derive(Debug, Clone)]
+pub struct Reduction {
+    /// Detected kind.
+    pub kind: Kind,
+    /// Candidate items of all sections, unsorted.
+    pub items: Vec<Item>,
+    /// Status written by rule (one sentence).
+    pub status: String,
+    /// `Some(true)` when the input shows a failure, `Some(false)` when it shows success, `None` if unknown.
+    pub failed: Option<bool>,
+    /// Next relevant action written by rule.
+    pub next_action: String,
+}
+
+/// What a reducer needs besides the text.
+pub struct Ctx<'a> {
+    /// The caller's intent plus the tool arguments, as a BM25 query.
+    pub query: &'a Query,
+    /// Exit code passed in the tool arguments, if any.
+    pub exit_code: Option<i64>,
+}
+
+/// Sniffs the kind of `text` from its first bytes and line shapes.
+pub fn detect(text: &str) -> Kind {
+    let head = clip_str(text, 64 * 1024);
+    let trimmed = head.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if serde_json::from_str::<serde_json::Value>(text).is_ok() {
+            return Kind::Json;
+        }
+        let lines: Vec<&str> = head
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(50)
+            .collect();
+        let ok = lines
+            .iter()
+            .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v.is_object()))
+            .count();
+        if !lines.is_empty() && ok * 10 >= lines.len() * 8 {
+            if head.contains("\"Action\"") && head.contains("\"Package\"") {
+                return Kind::GoTestJson;
+            }
+            return Kind::Ndjson;
+        }
+    }
+    let lower_head = clip_str(trimmed, 4096).to_ascii_lowercase();
+    if (lower_head.starts_with("<?xml") || lower_head.starts_with("<testsuite"))
+        && head.contains("<testcase")
+    {
+        return Kind::JunitXml;
+    }
+    if lower_head.contains("<html") || lower_head.starts_with("<!doctype html") {
+        return Kind::Html;
+    }
+    let lines: Vec<&str> = head.lines().take(400).collect();
+    let nonblank: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let n = nonblank.len().max(1);
+    let diffish = nonblank
+        .iter()
+        .filter(|l| {
+            l.starts_with(['+', '-', ' ', '@']) || l.starts_with("diff ") || l.starts_with("index ")
+        })
+        .count();
+    let first = nonblank.first().copied().unwrap_or("");
+    let starts_as_diff = ["diff ", "--- ", "Index: ", "From ", "commit "]
+        .iter()
+        .any(|p| first.starts_with(p));
+    if starts_as_diff
+        && diffish * 10 >= n * 6
+        && (lines.iter().any(|l| l.starts_with("diff --git"))
+            || (lines.iter().any(|l| l.starts_with("--- "))
+                && lines.iter().any(|l| l.starts_with("+++ "))
+                && lines.iter().any(|l| l.starts_with("@@ "))))
+    {
+        return Kind::Diff;
+    }
+    if sql::looks_like_sql(&nonblank) {
+        return Kind::Sql;
+    }
+    if table::looks_like_listing(&nonblank) {
+        return Kind::Listing;
+    }
+    if text::looks_like_test_report(head) {
+        return Kind::TestReport;
+    }
+    if table::find_header(&lines).is_some() {
+        return Kind::Table;
+    }
+    if first.starts_with("Traceback (most recent call last)")
+        || (nonblank.iter().filter(|l| signal::is_frame(l)).count() * 10 >= n * 3)
+    {
+        return Kind::StackTrace;
+    }
+    if text::looks_like_log(&nonblank) {
+        return Kind::Log;
+    }
+    if table::looks_like_csv(&nonblank) {
+        return Kind::Csv;
+    }
+    Kind::Lines
+}
+
+/// Reduces `text` of kind `kind`; never fails (an unparsable document falls back to lines).
+pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Reduction {
+    let r = match kind {
+        Kind::Json | Kind::Ndjson | Kind::GoTestJson => json::reduce(text, kind, ctx),
+        Kind::JunitXml => junit::reduce(text, ctx),
+        Kind::Table | Kind::Csv | Kind::Listing => table::reduce(text, kind, ctx),
+        Kind::Html => Some(html::reduce(text, ctx)),
+        Kind::Sql => Some(sql::reduce(text, ctx)),
+        Kind::Diff => Some(diff::reduce(text, ctx)),
+        _ => None,
+    };
+    r.unwrap_or_else(|| {
+        let lines: Vec<&str> = text.split('\n').collect();
+        let k = if matches!(
+            kind,
+            Kind::Json
+                | Kind::Ndjson
+                | Kind::GoTestJson
+                | Kind::JunitXml
+                | Kind::Table
+                | Kind::Csv
+                | Kind::Listing
+        ) {
+            Kind::Lines
+        } else {
+            kind
+        };
+        text::reduce_lines(&lines, k, ctx)
+    })
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
+pub fn clip_str(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Longest line shown in the summary, in bytes (a long line keeps its start and its end).
+pub const MAX_LINE_BYTES: usize = 320;
+
+/// A line as shown: trailing space trimmed, runs of 3+ spaces shortened to 2, long lines cut in
+/// the middle with a marker giving how many bytes were left out.
+pub fn show_line(line: &str) -> String {
+    show_line_max(line, MAX_LINE_BYTES)
+}
+
+/// [`show_line`] with an explicit byte cap.
+pub fn show_line_max(line: &str, max: usize) -> String {
+    // GitHub Actions runner timestamps ("2022-03-15T21:06:26.2510560Z ") prefix every line of a
+    // CI log and cost ~25 tokens each; the L<n> anchor keeps the way back to the full line.
+    let line = match line.as_bytes() {
+        [a, b, c, d, b'-', _, _, b'-', _, _, b'T', ..]
+            if line.len() > 29
+                && [a, b, c, d].iter().all(|x| x.is_ascii_digit())
+                && line.as_bytes()[27] == b'Z'
+                && line.as_bytes()[28] == b' ' =>
+        {
+            &line[29..]
+        }
+        _ => line,
+    };
+    let mut out = String::with_capacity(line.len().min(max + 16));
+    let mut spaces = 0;
+    for c in line.trim_end().chars() {
+        if c == ' ' {
+            spaces += 1;
+            if spaces <= 2 {
+                out.push(c);
+            }
+        } else {
+            spaces = 0;
+            out.push(c);
+        }
+    }
+    if out.len() <= max {
+        return out;
+    }
+    let head = clip_str(&out, max * 3 / 4);
+    let mut tail_start = out.len() - max / 4;
+    while !out.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let cut = tail_start - head.len();
+    format!("{head} …[{cut} bytes]… {}", &out[tail_start..])
+}
+
+/// Formats an integer with thousands separators ("2,000").
+pub fn fmt_num(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_kinds() {
+        assert_eq!(detect("{\"a\": 1}"), Kind::Json);
+        assert_eq!(detect("{\"a\": 1}\n{\"a\": 2}\n"), Kind::Ndjson);
+        assert_eq!(
+            detect("<!DOCTYPE html><html><body>x</body></html>"),
+            Kind::Html
+        );
+        assert_eq!(
+            detect("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"),
+            Kind::Diff
+        );
+        assert_eq!(
+            detect("<?xml version=\"1.0\"?>\n<testsuites><testcase name=\"a\"/></testsuites>"),
+            Kind::JunitXml
+        );
+        assert_eq!(detect("hello\nworld\n"), Kind::Lines);
+    }
+
+    #[test]
+    fn show_line_shortens() {
+        assert_eq!(show_line("a     b  c   "), "a  b  c");
+        let long = "x".repeat(1000);
+        let s = show_line(&long);
+        assert!(s.len() < 400 && s.contains("bytes]"));
+        assert_eq!(fmt_num(2000), "2,000");
+        assert_eq!(
+            show_line("2022-05-07T08:49:38.2847211Z fatal: unsafe"),
+            "fatal: unsafe"
+        );
+        assert_eq!(fmt_num(999), "999");
+        assert_eq!(fmt_num(1234567), "1,234,567");
+    }
+}

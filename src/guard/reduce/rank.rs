@@ -1,0 +1,307 @@
+//! Intent ranking: a small BM25 over lines or records, with a crude stemmer and a synonym table.
+//!
+//! The query is the caller's intent plus the tool arguments; documents are lines (or rendered
+//! records). Scores only order candidates inside one reduction, so absolute values do not matter.
+
+use std::collections::{HashMap, HashSet};
+
+/// BM25 term-frequency saturation (Robertson & Zaragoza 2009, common default).
+const K1: f64 = 1.2;
+/// BM25 length normalisation (Robertson & Zaragoza 2009, common default).
+const B: f64 = 0.75;
+
+/// Words that carry no intent ("what", "the", ...), dropped from queries.
+const STOPWORDS: &[&str] = &[
+    "a",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "by",
+    "can",
+    "did",
+    "do",
+    "does",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "list",
+    "me",
+    "much",
+    "not",
+    "of",
+    "on",
+    "or",
+    "say",
+    "show",
+    "so",
+    "tell",
+    "that",
+    "the",
+    "their",
+    "them",
+    "there",
+    "these",
+    "this",
+    "those",
+    "to",
+    "was",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "why",
+    "will",
+    "with",
+    "you",
+    "your",
+    "run",
+    "get",
+    "all",
+    "every",
+    "each",
+    "some",
+    "then",
+    "than",
+    "also",
+    "just",
+    "use",
+    "used",
+    "using",
+    "they",
+    "we",
+    "our",
+    "my",
+    "summarize",
+    "summary",
+    "check",
+    "output",
+    "file",
+    "command",
+    "tool",
+    "result",
+    "results",
+];
+
+/// Intent words mapped to words the output itself uses (stemmed forms on both sides).
+const SYNONYMS: &[(&str, &[&str])] = &[
+    (
+        "fail",
+        &[
+            "error",
+            "fatal",
+            "exception",
+            "failur",
+            "fail",
+            "abort",
+            "panic",
+        ],
+    ),
+    ("failur", &["error", "fatal", "exception", "fail"]),
+    ("broken", &["error", "fail", "exception"]),
+    ("wrong", &["error", "fail", "exception", "warn"]),
+    ("problem", &["error", "fail", "warn"]),
+    ("error", &["error", "exception", "fatal", "fail"]),
+    ("warning", &["warn"]),
+    ("warn", &["warning"]),
+    ("exception", &["error", "throwabl", "caus"]),
+    ("healthy", &["ready", "health", "condit", "status"]),
+    (
+        "unhealthy",
+        &["crashloopbackoff", "error", "backoff", "ready", "restart"],
+    ),
+    ("health", &["ready", "condit", "status"]),
+    ("missing", &["not-found", "found", "miss"]),
+    ("memory", &["mem", "rss", "memori"]),
+    ("memori", &["mem", "rss"]),
+    ("cpu", &["cpu"]),
+    ("largest", &["size"]),
+    ("biggest", &["size"]),
+    ("partit", &["partit"]),
+    ("version", &["version"]),
+    ("test", &["test", "fail"]),
+    (
+        "unstabl",
+        &["error", "warn", "exception", "shutdown", "broken"],
+    ),
+];
+
+/// Lower-cases, splits on anything but letters, digits, `_`, `-`, `.`, `%`, and stems each token.
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '%')) {
+        let t = raw.trim_matches(|c: char| c == '-' || c == '_');
+        if t.is_empty() || t.len() > 40 {
+            continue;
+        }
+        let lower = t.to_lowercase();
+        let lower = lower.trim_start_matches('%').to_string();
+        if lower.is_empty() {
+            continue;
+        }
+        out.push(stem(&lower));
+        // Also index the parts of hyphenated words ("openssh-server" -> "openssh", "server").
+        if lower.contains('-') {
+            for part in lower.split('-').filter(|p| p.len() > 1) {
+                out.push(stem(part));
+            }
+        }
+    }
+    out
+}
+
+/// A crude suffix stripper (enough to match "failed"/"failure"/"fails", "matrices"/"matrix").
+pub fn stem(word: &str) -> String {
+    if word.len() <= 3 || word.chars().any(|c| c.is_ascii_digit()) {
+        return word.to_string();
+    }
+    for (suffix, repl) in [
+        ("ices", "ix"),
+        ("ures", ""),
+        ("ure", ""),
+        ("ioned", ""),
+        ("ions", ""),
+        ("ion", ""),
+        ("ing", ""),
+        ("ied", "y"),
+        ("ies", "y"),
+        ("ed", ""),
+        ("es", ""),
+        ("s", ""),
+        ("y", "i"),
+    ] {
+        if let Some(base) = word.strip_suffix(suffix) {
+            if base.len() >= 3 && !(suffix == "s" && base.ends_with('s')) {
+                return format!("{base}{repl}");
+            }
+        }
+    }
+    word.to_string()
+}
+
+/// The stemmed, expanded terms of a query (intent + tool arguments).
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    /// Stemmed query terms, with synonyms added; each maps to its weight (1.0 own, 0.5 synonym).
+    pub terms: HashMap<String, f64>,
+}
+
+impl Query {
+    /// Builds a query from free text (intent and argument values); stopwords are dropped.
+    pub fn new(text: &str) -> Self {
+        let stop: HashSet<&str> = STOPWORDS.iter().copied().collect();
+        let mut terms: HashMap<String, f64> = HashMap::new();
+        for t in tokenize(text) {
+            if stop.contains(t.as_str()) || t.len() < 2 {
+                continue;
+            }
+            for (k, syns) in SYNONYMS {
+                if *k == t {
+                    for s in syns.iter() {
+                        terms.entry((*s).to_string()).or_insert(0.5);
+                    }
+                }
+            }
+            terms.insert(t, 1.0);
+        }
+        Query { terms }
+    }
+
+    /// True when the query has no usable term.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// True when `term` (already stemmed) is one of the query's own or synonym terms.
+    pub fn has(&self, term: &str) -> bool {
+        self.terms.contains_key(term)
+    }
+}
+
+/// BM25 scores of `docs` against `query`; one score per document, 0.0 for no match.
+pub fn bm25<S: AsRef<str>>(query: &Query, docs: &[S]) -> Vec<f64> {
+    if query.is_empty() || docs.is_empty() {
+        return vec![0.0; docs.len()];
+    }
+    let toks: Vec<Vec<String>> = docs.iter().map(|d| tokenize(d.as_ref())).collect();
+    let n = toks.len() as f64;
+    let avg = toks.iter().map(Vec::len).sum::<usize>() as f64 / n.max(1.0);
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    for t in &toks {
+        let uniq: HashSet<&str> = t.iter().map(String::as_str).collect();
+        for u in uniq {
+            if query.terms.contains_key(u) {
+                *df.entry(u).or_default() += 1;
+            }
+        }
+    }
+    toks.iter()
+        .map(|t| {
+            let len = t.len() as f64;
+            let mut tf: HashMap<&str, usize> = HashMap::new();
+            for w in t {
+                if query.terms.contains_key(w.as_str()) {
+                    *tf.entry(w.as_str()).or_default() += 1;
+                }
+            }
+            tf.iter()
+                .map(|(w, f)| {
+                    let d = df.get(w).copied().unwrap_or(0) as f64;
+                    let idf = ((n - d + 0.5) / (d + 0.5) + 1.0).ln();
+                    let f = *f as f64;
+                    query.terms[*w] * idf * f * (K1 + 1.0)
+                        / (f + K1 * (1.0 - B + B * len / avg.max(1.0)))
+                })
+                .sum()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_match_common_forms() {
+        assert_eq!(stem("failed"), stem("fails"));
+        assert_eq!(stem("failure"), "fail");
+        assert_eq!(stem("matrices"), stem("matrix"));
+        assert_eq!(stem("partitioned"), stem("partition"));
+    }
+
+    #[test]
+    fn bm25_prefers_matching_lines() {
+        let q = Query::new("which versions of openssl are installed?");
+        let docs = [
+            "ii  openssl 1.1.1 amd64 toolkit",
+            "ii  zlib1g 1:1.2 amd64 compression",
+            "",
+        ];
+        let s = bm25(&q, &docs);
+        assert!(s[0] > 0.0);
+        assert_eq!(s[1], 0.0);
+        assert_eq!(s[2], 0.0);
+    }
+
+    #[test]
+    fn synonyms_expand_intent() {
+        let q = Query::new("Why did the build fail?");
+        assert!(q.has("error"));
+        assert!(!q.has("the"));
+    }
+}

@@ -1,0 +1,199 @@
+//! Line signals shared by every reducer: severity (error / warning), test totals, stack frames,
+//! exit codes. Cheap regexes, compiled once.
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// How bad a line says things are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Nothing notable.
+    None,
+    /// A warning.
+    Warn,
+    /// An error, failure, exception or fatal condition.
+    Error,
+}
+
+static LEVEL_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(ERROR|FATAL|CRITICAL|SEVERE|PANIC|EMERG|ALERT|FAIL|FAILED|FAILURE|Error|Fatal|Exception|Traceback)\b|[A-Za-z]+(Exception|Error)\b|\[(error|crit|alert|emerg)\]|level=(error|fatal|critical)|##\[error\]").unwrap()
+});
+static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
+});
+static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)\s*[=:]\s*0\b|\b0\s+(errors?|failures?|failed)\b|\bno errors?\b|\bwithout errors?\b").unwrap()
+});
+static WARN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
+});
+static TOTALS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\btests? run:\s*\d+|\b\d+ (passed|failed)\b|^\s*tests?:\s+\d|\btest result:|\bran \d+ tests?\b|\bbuild (success|failure|failed|successful)\b|\b\d+ examples?, \d+ failures?|\btest suites?:\s+\d|^(ok|fail|failed)\s*(\(|\t)|\b\d+ (tests?|specs?) (completed|passed|failed)").unwrap()
+});
+static FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^\s*(at\s+\S|\.\.\. \d+ more|File "[^"]+", line \d+|#\d+\s+0x[0-9a-f]+|\d+: 0x[0-9a-f]+)"#).unwrap()
+});
+static FRAMEWORK_FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bat\s+(java\.|javax\.|jdk\.|sun\.|org\.junit|junit\.|org\.opentest4j|org\.testng|org\.apache\.maven|kotlin\.|scala\.|reactor\.|io\.netty|org\.springframework|node:|process\.|new Promise|Promise\.|<anonymous>\)?$)|node_modules|/usr/lib/python|site-packages|\(native\)|\(internal/").unwrap()
+});
+static CAUSED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(Caused by:|Suppressed:|During handling of the above exception|The above exception was the direct cause)").unwrap()
+});
+static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|])").unwrap()
+});
+static STRONG_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"\bstatus:? [45]\d\d\b|HTTP/\d\.\d" [45]\d\d\b|(?i:\bexception\b)|[A-Za-z]+(Exception|Error)\b|\bTraceback\b|(?i:no space left)"#).unwrap()
+});
+static TEST_FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)[\w/.$-]*(test|spec)[\w.$-]*\.\w+:\d+").unwrap());
+static TEST_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<<< (FAILURE|ERROR)!|^\s*--- FAIL:|^FAILED\s|^\s*✕|^\s*● |^\s*FAIL\s+\S|^test \S+ \.\.\. FAILED$|^_{3,} \S+ _{3,}$").unwrap()
+});
+static EXIT_CODE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(exit(ed)?( with)? (status|code)|exit status|return ?code|returncode|exit_code|exitcode)[\s:=]*(-?\d+)").unwrap()
+});
+
+/// The severity of one line. Zero counts ("errors=0", "0 failed") are not errors.
+pub fn severity(line: &str) -> Severity {
+    if line.len() > 4000 {
+        return severity(crate::guard::reduce::clip_str(line, 4000));
+    }
+    // An explicit level near the start of a record decides, except for strong error signals
+    // (HTTP 4xx/5xx, exceptions) inside INFO/DEBUG records.
+    if let Some(c) = LEVEL.captures(crate::guard::reduce::clip_str(line, 120)) {
+        let lv = c[1].to_ascii_uppercase();
+        return match lv.as_str() {
+            "WARN" | "WARNING" => Severity::Warn,
+            "INFO" | "DEBUG" | "TRACE" | "NOTICE" => {
+                if STRONG_ERROR.is_match(line) && !ZERO_COUNT.is_match(line) {
+                    Severity::Error
+                } else {
+                    Severity::None
+                }
+            }
+            _ => Severity::Error,
+        };
+    }
+    let err = LEVEL_ERROR.is_match(line) || WORD_ERROR.is_match(line);
+    if err {
+        // "errors=0, failed: 0" alone is a clean report, not an error.
+        let stripped = ZERO_COUNT.replace_all(line, "");
+        if LEVEL_ERROR.is_match(&stripped) || WORD_ERROR.is_match(&stripped) {
+            return Severity::Error;
+        }
+    }
+    if WARN.is_match(line) {
+        return Severity::Warn;
+    }
+    Severity::None
+}
+
+/// True when the line is a test/build totals line ("Tests run: 7147, Failures: 1", "2 failed, 7 passed", "BUILD FAILURE").
+pub fn is_totals(line: &str) -> bool {
+    line.len() < 400 && TOTALS.is_match(line)
+}
+
+/// True when the line is a stack frame ("at x.y(Z.java:1)", `File "a.py", line 3`).
+pub fn is_frame(line: &str) -> bool {
+    FRAME.is_match(line)
+}
+
+/// True when a frame belongs to a runtime or test framework rather than the project.
+pub fn is_framework_frame(line: &str) -> bool {
+    FRAMEWORK_FRAME.is_match(line)
+}
+
+/// True when a stack frame points into a test file (`FooTest.java:84`, `a.test.ts:418:28`).
+pub fn is_test_frame(line: &str) -> bool {
+    is_frame(line) && TEST_FRAME.is_match(line)
+}
+
+/// True for a line that opens one failing test's report (`<<< FAILURE!`, `--- FAIL:`, `● name`).
+pub fn is_test_failure(line: &str) -> bool {
+    line.len() < 400 && TEST_FAILURE.is_match(line)
+}
+
+/// True for "Caused by:" and similar chained-exception lines.
+pub fn is_caused_by(line: &str) -> bool {
+    CAUSED.is_match(line)
+}
+
+/// The exit code a line reports ("exited with status 1" -> 1), if any.
+pub fn exit_code(line: &str) -> Option<i64> {
+    EXIT_CODE
+        .captures(line)
+        .and_then(|c| c.get(5))
+        .and_then(|m| m.as_str().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severity_levels() {
+        assert_eq!(severity("2015 - ERROR [x] - boom"), Severity::Error);
+        assert_eq!(
+            severity("[Sun Dec 04] [error] mod_jk child"),
+            Severity::Error
+        );
+        assert_eq!(
+            severity("DONE processed=1000 errors=0 elapsed=12.84s"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("2017 INFO x \"GET /a HTTP/1.1\" status: 404 len: 1"),
+            Severity::Error
+        );
+        assert_eq!(
+            severity("2017 INFO x \"GET /a HTTP/1.1\" status: 200 len: 1"),
+            Severity::None
+        );
+        assert_eq!(severity("WARN dfs.DataNode: slow"), Severity::Warn);
+        assert_eq!(
+            severity("● ntpd.service not-found inactive dead"),
+            Severity::Error
+        );
+        assert_eq!(severity("compiling error_log.c"), Severity::None);
+        assert_eq!(
+            severity("2015 - WARN  [x] - Connection broken for id 1, error = "),
+            Severity::Warn
+        );
+        assert_eq!(
+            severity("2017 INFO nova.api HTTP exception thrown: No instances"),
+            Severity::Error
+        );
+        assert_eq!(
+            severity("[Sun Dec 04 04:51:08 2005] [notice] jk2_init() Found child 6725"),
+            Severity::None
+        );
+    }
+
+    #[test]
+    fn totals_and_frames() {
+        assert!(is_totals(
+            "[ERROR] Tests run: 7147, Failures: 1, Errors: 0, Skipped: 7"
+        ));
+        assert!(is_totals("==== 2 failed, 7 passed in 0.22s ===="));
+        assert!(is_totals("Tests:       1 failed, 41 passed, 42 total"));
+        assert!(!is_totals("hello world"));
+        assert!(is_frame("\tat org.apache.Foo.bar(Foo.java:84)"));
+        assert!(is_framework_frame(
+            "\tat java.base/java.lang.Thread.run(Thread.java:829)"
+        ));
+        assert!(!is_framework_frame(
+            "\tat org.apache.commons.lang3.Foo.bar(Foo.java:84)"
+        ));
+        assert_eq!(exit_code("Error: codex exited with status 1"), Some(1));
+        assert!(is_test_frame(
+            "\tat a.b.FooTest.lambda$x$1(FooTest.java:84)"
+        ));
+        assert!(!is_test_frame("\tat a.b.Foo.bar(Foo.java:84)"));
+        assert!(is_test_failure(
+            "[ERROR] a.FooTest.testX  Time elapsed: 0.003 s  <<< FAILURE!"
+        ));
+        assert!(is_test_failure("    --- FAIL: TestX (0.00s)"));
+        assert_eq!(exit_code("Process completed with exit code 2."), Some(2));
+    }
+}

@@ -1,0 +1,603 @@
+//! Tables: whitespace-aligned command output with a header (ps, kubectl get, dpkg -l, systemctl,
+//! df), CSV, and `ls -l` listings. Keeps the header, row counts, counts of categorical columns,
+//! rows flagged by error words or rare categorical values, top rows of the numeric column the
+//! intent asks about ("most CPU", "largest files"), setuid files, and rows matching the intent.
+
+use super::rank::{bm25, tokenize};
+use super::signal::{self, Severity};
+use super::text::normalise;
+use super::{fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
+use regex::Regex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
+
+static LS_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^([-dlcbpsD])([rwxsStT-]{9})[.+@]?\s+\d+\s+\S+\s+\S+\s+(\d+)\s+\w{3}\s+\d+\s+[\d:]+\s+(.*)$").unwrap()
+});
+static HEADER_WORD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Z%#][A-Z0-9%_\-/()#.]*$").unwrap());
+
+/// Rows with error words or rare values listed at most.
+const MAX_FLAGGED: usize = 30;
+/// Rows shown per "top by column" ranking.
+const TOP_ROWS: usize = 5;
+/// Intent words that ask for a ranking by a numeric column.
+const SUPERLATIVES: &[&str] = &[
+    "largest", "biggest", "most", "top", "highest", "max", "heaviest", "bigg", "larg", "size",
+];
+
+/// True when at least 40% of the lines are `ls -l` rows.
+pub fn looks_like_listing(nonblank: &[&str]) -> bool {
+    let n = nonblank.len();
+    n >= 3 && nonblank.iter().filter(|l| LS_ROW.is_match(l)).count() * 10 >= n * 4
+}
+
+/// True when the first line has 2+ commas and 80% of the first 50 lines have as many.
+pub fn looks_like_csv(nonblank: &[&str]) -> bool {
+    let Some(first) = nonblank.first() else {
+        return false;
+    };
+    let c = first.matches(',').count();
+    let sample: Vec<&&str> = nonblank.iter().take(50).collect();
+    c >= 2
+        && sample.len() >= 3
+        && sample
+            .iter()
+            .filter(|l| l.matches(',').count() == c)
+            .count()
+            * 10
+            >= sample.len() * 8
+}
+
+/// A header found in the first lines: its 0-based line index and its columns (char offset, name).
+pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
+    for (i, l) in lines.iter().enumerate().take(10) {
+        let (body, shift) = match l.strip_prefix("||/ ") {
+            Some(rest) => (rest, 4),
+            None => (*l, 0),
+        };
+        let mut cols = Vec::new();
+        let chars: Vec<char> = body.chars().collect();
+        let mut j = 0;
+        while j < chars.len() {
+            if chars[j].is_whitespace() {
+                j += 1;
+                continue;
+            }
+            let s = j;
+            while j < chars.len() && !chars[j].is_whitespace() {
+                j += 1;
+            }
+            cols.push((s + shift, chars[s..j].iter().collect::<String>()));
+        }
+        if cols.len() < 3 {
+            continue;
+        }
+        let upper = cols.iter().filter(|(_, w)| HEADER_WORD.is_match(w)).count();
+        if shift == 0 && upper * 10 < cols.len() * 7 {
+            continue;
+        }
+        let rows: Vec<&&str> = lines[i + 1..]
+            .iter()
+            .filter(|r| !r.trim().is_empty())
+            .take(30)
+            .collect();
+        let fits = rows
+            .iter()
+            .filter(|r| r.split_whitespace().count() + 1 >= cols.len())
+            .count();
+        if rows.len() >= 3 && fits * 10 >= rows.len() * 7 {
+            let mut cols = cols;
+            if shift > 0 {
+                cols.insert(0, (0, "STATUS".to_string()));
+            }
+            return Some((i, cols));
+        }
+    }
+    None
+}
+
+fn split_fixed(line: &str, cols: &[(usize, String)]) -> Vec<String> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = Vec::new();
+    for (k, (s, _)) in cols.iter().enumerate() {
+        let mut s = (*s).min(chars.len());
+        // A value that overflowed from the previous column: start after it.
+        while k > 0
+            && s > 0
+            && s < chars.len()
+            && !chars[s - 1].is_whitespace()
+            && !chars[s].is_whitespace()
+        {
+            s += 1;
+        }
+        let e = cols
+            .get(k + 1)
+            .map_or(chars.len(), |(e, _)| (*e).min(chars.len()))
+            .max(s);
+        out.push(chars[s..e].iter().collect::<String>().trim().to_string());
+    }
+    out
+}
+
+fn split_ws(line: &str, n: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = line.trim_start();
+    while out.len() + 1 < n {
+        match rest.find(char::is_whitespace) {
+            Some(p) => {
+                out.push(rest[..p].to_string());
+                rest = rest[p..].trim_start();
+            }
+            None => break,
+        }
+    }
+    out.push(rest.trim_end().to_string());
+    out
+}
+
+/// Parses "3.7", "15%", "25181Mi", "5039m", "7:53.61", "2.1G" as a number for ranking.
+pub fn num(v: &str) -> Option<f64> {
+    let v = v.trim();
+    if v.is_empty() {
+        return None;
+    }
+    if let Some((m, s)) = v.split_once(':') {
+        return Some(m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?);
+    }
+    let digits_end = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .unwrap_or(v.len());
+    let n: f64 = v[..digits_end].parse().ok()?;
+    let mult = match &v[digits_end..] {
+        "" | "%" => 1.0,
+        "K" | "k" | "Ki" | "KB" => 1e3,
+        "M" | "Mi" | "MB" => 1e6,
+        "G" | "Gi" | "GB" => 1e9,
+        "T" | "Ti" | "TB" => 1e12,
+        "m" => 1e-3,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+struct Out {
+    items: Vec<Item>,
+    seq: usize,
+}
+
+impl Out {
+    fn fact(&mut self, t: String, p: f64) {
+        self.seq += 1;
+        self.items.push(Item::fact(self.seq, t, p));
+    }
+}
+
+/// Reduces a table, CSV or listing; `None` when no table shape is found.
+pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    if kind == Kind::Listing {
+        return Some(listing(&lines, text.len(), ctx));
+    }
+    let (hidx, cols, csv) = if kind == Kind::Csv {
+        let first = lines.iter().position(|l| !l.trim().is_empty())?;
+        let cols: Vec<(usize, String)> = lines[first]
+            .split(',')
+            .map(|c| (0, c.trim().to_string()))
+            .collect();
+        (first, cols, true)
+    } else {
+        let (h, c) = find_header(&lines)?;
+        (h, c, false)
+    };
+    let ncols = cols.len();
+    let names: Vec<String> = cols.iter().map(|(_, n)| n.clone()).collect();
+    // Left-aligned columns (kubectl, systemctl, dpkg) split by header offsets; others by whitespace.
+    let body: Vec<usize> = (hidx + 1..lines.len())
+        .filter(|&i| !lines[i].trim().is_empty())
+        .collect();
+    let aligned = !csv && {
+        let probe: Vec<&usize> = body.iter().take(40).collect();
+        let ok = probe
+            .iter()
+            .filter(|&&&i| {
+                let ch: Vec<char> = lines[i].chars().collect();
+                cols.iter().skip(1).all(|(s, _)| {
+                    *s < ch.len() && *s > 0 && ch[s - 1].is_whitespace() && !ch[*s].is_whitespace()
+                })
+            })
+            .count();
+        ok * 10 >= probe.len() * 6
+    };
+    let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut other: Vec<usize> = Vec::new();
+    for &i in &body {
+        let l = lines[i];
+        let fields = if csv {
+            l.split(',')
+                .map(|s| s.trim().to_string())
+                .collect::<Vec<_>>()
+        } else if aligned {
+            split_fixed(l, &cols)
+        } else {
+            split_ws(l, ncols)
+        };
+        let plausible = if csv {
+            fields.len() == ncols
+        } else {
+            l.split_whitespace().count() >= ncols
+        };
+        if plausible && !l.starts_with("+++-") {
+            rows.push((i, fields));
+        } else {
+            other.push(i);
+        }
+    }
+    let mut o = Out {
+        items: Vec::new(),
+        seq: 0,
+    };
+    o.fact(
+        format!(
+            "kind: {}; {} lines, {} bytes; {} rows × {} columns",
+            kind.name(),
+            fmt_num(
+                lines
+                    .len()
+                    .saturating_sub(usize::from(text.ends_with('\n')))
+            ),
+            fmt_num(text.len()),
+            fmt_num(rows.len()),
+            ncols
+        ),
+        MUST,
+    );
+    o.items.push(Item {
+        section: Section::KeyFacts,
+        order: 2,
+        line: Some(hidx + 1),
+        text: format!("header: {}", show_line(lines[hidx].trim())),
+        prio: MUST,
+    });
+    // Lines that are not rows (preamble, footers like "220 loaded units listed.").
+    for (k, &i) in other.iter().rev().enumerate() {
+        let prio = if k == 0 { MUST / 10.0 } else { 20.0 - k as f64 };
+        o.items.push(Item::line(
+            Section::Evidence,
+            i + 1,
+            show_line(lines[i]),
+            prio,
+        ));
+    }
+    // Column profiles.
+    let mut flagged: Vec<(usize, f64, &str)> = Vec::new();
+    let mut numeric: Vec<usize> = Vec::new();
+    #[allow(clippy::needless_range_loop)] // `c` indexes both the header and each row's fields
+    for c in 0..ncols {
+        let vals: Vec<&str> = rows
+            .iter()
+            .map(|(_, f)| f.get(c).map_or("", |s| s.as_str()))
+            .collect();
+        let nums = vals.iter().filter(|v| num(v).is_some()).count();
+        if nums * 10 >= vals.len().max(1) * 9 && c + 1 < ncols {
+            numeric.push(c);
+            continue;
+        }
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for v in &vals {
+            *counts.entry(v).or_default() += 1;
+        }
+        if counts.len() <= 8 && !counts.is_empty() && rows.len() >= 4 && counts.len() < rows.len() {
+            let mut cs: Vec<(&str, usize)> = counts.iter().map(|(k, v)| (*k, *v)).collect();
+            cs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            let body: Vec<String> = cs
+                .iter()
+                .map(|(v, n)| format!("{}={n}", if v.is_empty() { "(empty)" } else { v }))
+                .collect();
+            o.fact(
+                format!("counts of {}: {}", names[c], body.join(", ")),
+                MUST / 100.0,
+            );
+            let top = cs[0].1;
+            if top * 10 >= rows.len() * 7 {
+                // A few examples of each rare value; error words are flagged separately.
+                let mut shown: HashMap<&str, usize> = HashMap::new();
+                for (ri, (_, f)) in rows.iter().enumerate() {
+                    let v = f.get(c).map_or("", |s| s.as_str());
+                    let seen = shown.entry(v).or_default();
+                    *seen += 1;
+                    if counts[v] * 10 <= rows.len() && *seen <= 3 {
+                        flagged.push((ri, 45.0, "rare value"));
+                    }
+                }
+            }
+        }
+    }
+    // Error words count only in low-cardinality columns (STATUS, LOAD), not in names or
+    // descriptions ("command-not-found" is a package name).
+    let categorical: Vec<usize> = (0..ncols.saturating_sub(1))
+        .filter(|&c| {
+            let distinct: std::collections::HashSet<&str> = rows
+                .iter()
+                .map(|(_, f)| f.get(c).map_or("", |s| s.as_str()))
+                .collect();
+            distinct.len() * 2 <= rows.len().max(1)
+        })
+        .collect();
+    for (ri, (_, f)) in rows.iter().enumerate() {
+        if categorical.iter().any(|&c| {
+            f.get(c)
+                .is_some_and(|v| signal::severity(v) == Severity::Error)
+        }) {
+            flagged.push((ri, 100.0, "error word"));
+        }
+    }
+    flagged.sort_by_key(|(ri, _, _)| *ri);
+    flagged.dedup_by_key(|(ri, _, _)| *ri);
+    if !flagged.is_empty() {
+        o.fact(
+            format!(
+                "flagged rows (error words or rare values): {}",
+                fmt_num(flagged.len())
+            ),
+            MUST,
+        );
+    }
+    for (k, (ri, p, _)) in flagged.iter().take(MAX_FLAGGED).enumerate() {
+        let i = rows[*ri].0;
+        o.items.push(Item::line(
+            Section::Errors,
+            i + 1,
+            show_line(lines[i]),
+            p - k as f64 * 0.1,
+        ));
+    }
+    // Top rows by the numeric columns the intent names.
+    let qwords: Vec<&String> = ctx.query.terms.keys().collect();
+    let superlative = SUPERLATIVES.iter().any(|s| ctx.query.has(s));
+    let mut ranked_cols: Vec<usize> = numeric
+        .iter()
+        .copied()
+        .filter(|&c| tokenize(&names[c]).iter().any(|t| ctx.query.has(t)))
+        .collect();
+    if ranked_cols.is_empty() && superlative {
+        ranked_cols = numeric
+            .iter()
+            .copied()
+            .max_by(|&a, &b| {
+                let m = |c: usize| {
+                    rows.iter()
+                        .filter_map(|(_, f)| f.get(c).and_then(|v| num(v)))
+                        .fold(0.0, f64::max)
+                };
+                m(a).total_cmp(&m(b))
+            })
+            .into_iter()
+            .collect();
+    }
+    for &c in &ranked_cols {
+        let mut idx: Vec<usize> = (0..rows.len()).collect();
+        idx.sort_by(|&a, &b| {
+            let va = rows[a].1.get(c).and_then(|v| num(v)).unwrap_or(f64::MIN);
+            let vb = rows[b].1.get(c).and_then(|v| num(v)).unwrap_or(f64::MIN);
+            vb.total_cmp(&va)
+        });
+        let top: Vec<String> = idx
+            .iter()
+            .take(TOP_ROWS)
+            .map(|&r| format!("L{}", rows[r].0 + 1))
+            .collect();
+        o.fact(
+            format!("top rows by {}: {}", names[c], top.join(", ")),
+            MUST / 100.0,
+        );
+        for (k, &r) in idx.iter().take(TOP_ROWS).enumerate() {
+            let i = rows[r].0;
+            o.items.push(Item::line(
+                Section::Evidence,
+                i + 1,
+                show_line(lines[i]),
+                85.0 - k as f64,
+            ));
+        }
+    }
+    let _ = qwords;
+    // Rows matching the intent.
+    let docs: Vec<&str> = rows.iter().map(|(i, _)| lines[*i]).collect();
+    let scores = normalise(&bm25(ctx.query, &docs));
+    for (ri, (i, _)) in rows.iter().enumerate() {
+        let head = if ri < 3 { 8.0 } else { 0.0 };
+        o.items.push(Item::line(
+            Section::Evidence,
+            i + 1,
+            show_line(lines[*i]),
+            2.0 + head
+                + if scores[ri] >= 0.3 {
+                    110.0 * scores[ri]
+                } else {
+                    60.0 * scores[ri]
+                },
+        ));
+    }
+    let status = format!(
+        "Table of {} rows ({}){}.",
+        fmt_num(rows.len()),
+        names.join(", "),
+        if flagged.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} rows flagged by error words or rare values",
+                fmt_num(flagged.len())
+            )
+        }
+    );
+    let first_flag = flagged.first().map(|(ri, _, _)| rows[*ri].0 + 1);
+    let next_action = match first_flag {
+        Some(l) => format!("Read L{l} and the other flagged rows of the saved file; filter it with grep or awk on the column you need."),
+        None => "Filter the saved file with grep or awk on the column you need.".to_string(),
+    };
+    Some(Reduction {
+        kind,
+        items: o.items,
+        status,
+        failed: None,
+        next_action,
+    })
+}
+
+fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
+    let mut o = Out {
+        items: Vec::new(),
+        seq: 0,
+    };
+    let mut dir = String::new();
+    let mut rows: Vec<(usize, String, char, String, u64)> = Vec::new(); // line idx, dir, type, perms, size
+    let mut dirs = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if l.ends_with(':') && !l.contains(' ') {
+            dir = l.trim_end_matches(':').to_string();
+            dirs += 1;
+            continue;
+        }
+        if let Some(c) = LS_ROW.captures(l) {
+            let t = c[1].chars().next().unwrap_or('-');
+            let size = c[3].parse().unwrap_or(0);
+            rows.push((i, dir.clone(), t, c[2].to_string(), size));
+        }
+    }
+    let files = rows.iter().filter(|r| r.2 == '-').count();
+    let links = rows.iter().filter(|r| r.2 == 'l').count();
+    let subdirs = rows.iter().filter(|r| r.2 == 'd').count();
+    let total: u64 = rows.iter().filter(|r| r.2 == '-').map(|r| r.4).sum();
+    o.fact(
+        format!(
+            "kind: ls_listing; {} lines, {} bytes; {} directories listed",
+            fmt_num(lines.len()),
+            fmt_num(bytes),
+            fmt_num(dirs)
+        ),
+        MUST,
+    );
+    o.fact(
+        format!(
+            "{} entries: {} files, {} directories, {} symlinks; {} bytes in regular files",
+            fmt_num(rows.len()),
+            fmt_num(files),
+            fmt_num(subdirs),
+            fmt_num(links),
+            fmt_num(total as usize)
+        ),
+        MUST,
+    );
+    let with_dir = |r: &(usize, String, char, String, u64)| {
+        if r.1.is_empty() {
+            show_line(lines[r.0])
+        } else {
+            format!("({}) {}", r.1, show_line(lines[r.0]))
+        }
+    };
+    let special: Vec<&(usize, String, char, String, u64)> = rows
+        .iter()
+        .filter(|r| {
+            let p: Vec<char> = r.3.chars().collect();
+            r.2 == '-' && (matches!(p[2], 's' | 'S') || matches!(p[5], 's' | 'S'))
+        })
+        .collect();
+    o.fact(
+        format!("setuid/setgid files: {}", fmt_num(special.len())),
+        MUST,
+    );
+    for (k, r) in special.iter().take(MAX_FLAGGED).enumerate() {
+        o.items.push(Item::line(
+            Section::Evidence,
+            r.0 + 1,
+            with_dir(r),
+            95.0 - k as f64 * 0.1,
+        ));
+    }
+    let mut by_size: Vec<&(usize, String, char, String, u64)> =
+        rows.iter().filter(|r| r.2 == '-').collect();
+    by_size.sort_by_key(|r| std::cmp::Reverse(r.4));
+    let asked = SUPERLATIVES.iter().any(|s| ctx.query.has(s));
+    for (k, r) in by_size.iter().take(TOP_ROWS).enumerate() {
+        let p = if asked { 90.0 } else { 50.0 };
+        o.items.push(Item::line(
+            Section::Evidence,
+            r.0 + 1,
+            with_dir(r),
+            p - k as f64,
+        ));
+    }
+    let docs: Vec<&str> = rows.iter().map(|r| lines[r.0]).collect();
+    let scores = normalise(&bm25(ctx.query, &docs));
+    for (ri, r) in rows.iter().enumerate() {
+        if scores[ri] > 0.0 {
+            o.items.push(Item::line(
+                Section::Evidence,
+                r.0 + 1,
+                with_dir(r),
+                5.0 + 60.0 * scores[ri],
+            ));
+        }
+    }
+    let mut perms: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &rows {
+        *perms.entry(format!("{}{}", r.2, r.3)).or_default() += 1;
+    }
+    Reduction {
+        kind: Kind::Listing,
+        items: o.items,
+        status: format!(
+            "Listing of {} entries in {} directories ({} setuid/setgid files; largest {} bytes).",
+            fmt_num(rows.len()),
+            fmt_num(dirs.max(1)),
+            special.len(),
+            fmt_num(by_size.first().map_or(0, |r| r.4 as usize))
+        ),
+        failed: None,
+        next_action: "Search the saved file with grep for the names you need.".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::reduce::rank::Query;
+
+    #[test]
+    fn kubectl_table_flags_rare_status() {
+        let mut t =
+            String::from("NAMESPACE   NAME        READY   STATUS             RESTARTS   AGE\n");
+        for i in 0..20 {
+            t.push_str(&format!(
+                "default     web-{i:<6}  1/1     Running            0          2d\n"
+            ));
+        }
+        t.push_str("default     db-x        0/1     CrashLoopBackOff   42         2d\n");
+        let q = Query::new("are any pods unhealthy?");
+        let r = reduce(
+            &t,
+            Kind::Table,
+            &Ctx {
+                query: &q,
+                exit_code: None,
+            },
+        )
+        .unwrap();
+        assert!(r
+            .items
+            .iter()
+            .any(|i| i.section == Section::Errors && i.text.contains("CrashLoopBackOff")));
+        assert!(r.items.iter().any(|i| i
+            .text
+            .contains("counts of STATUS: Running=20, CrashLoopBackOff=1")));
+    }
+
+    #[test]
+    fn numbers_parse() {
+        assert_eq!(num("15%"), Some(15.0));
+        assert_eq!(num("7:53.61"), Some(473.61));
+        assert_eq!(num("abc"), None);
+    }
+}

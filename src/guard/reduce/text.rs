@@ -1,0 +1,559 @@
+//! Line-oriented reduction for logs, CI logs, test-runner text, stack traces and plain lines:
+//! a compact Drain-style template miner groups lines, every error/warning template keeps a
+//! verbatim example with its count and first/last line, and BM25 against the intent picks the
+//! other lines worth showing.
+
+use super::rank::bm25;
+use super::signal::{self, Severity};
+use super::{fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
+use regex::Regex;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// Similarity a line needs to join a template (share of equal token positions); Drain uses 0.4-0.5.
+const SIM_PLAIN: f64 = 0.5;
+/// Stricter similarity for error/warning lines, so distinct failures stay distinct templates.
+const SIM_SEVERE: f64 = 0.7;
+/// Tokens of a line considered for its template (long lines are compared on their start).
+const MAX_TEMPLATE_TOKENS: usize = 40;
+/// Templates compared per bucket (most recent first), which bounds the cost on huge inputs.
+const MAX_CANDIDATES: usize = 300;
+
+static LOG_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^.{0,60}?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\[?\w{3} \w{3} +\d{1,2} \d{2}:\d{2}|^\d{6} \d{6}|^\w{3} +\d{1,2} \d{2}:\d{2}:\d{2}|^\[?\d{2}:\d{2}:\d{2}|^\[?(INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b").unwrap()
+});
+static TEST_REPORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)=+ test session starts =+|short test summary info|^\s*Tests:\s+\d+|^test result: |^running \d+ tests?$|^\s*(PASS|FAIL)\s+\S+\.(js|ts|tsx|jsx|mjs)\b|^=+ .*\d+ (passed|failed).* in [\d.]+s").unwrap()
+});
+static FAILED_COUNT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b([1-9]\d*) (failed|failing|errors?)\b|\b(failures|errors|failed):\s*([1-9]\d*)|build failure|test result: failed|^\s*FAILED\b").unwrap()
+});
+
+/// True when at least 30% of the lines look like log records (timestamp or level first).
+pub fn looks_like_log(nonblank: &[&str]) -> bool {
+    let n = nonblank.len();
+    n >= 3 && nonblank.iter().filter(|l| LOG_LINE.is_match(l)).count() * 10 >= n * 3
+}
+
+static GH_PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z ").unwrap());
+
+/// True when a line starts a new log record (timestamp or level first); a GitHub Actions runner
+/// timestamp prefix does not count, since the runner adds it to every line.
+pub fn is_record_start(line: &str) -> bool {
+    let rest = GH_PREFIX.find(line).map_or(line, |m| &line[m.end()..]);
+    LOG_LINE.is_match(rest)
+}
+
+/// True for pytest / jest / cargo test / go test text reports.
+pub fn looks_like_test_report(head: &str) -> bool {
+    TEST_REPORT.is_match(head)
+}
+
+/// True when a totals line reports failures ("1 failed", "Failures: 1", "BUILD FAILURE").
+pub fn totals_failed(line: &str) -> bool {
+    FAILED_COUNT.is_match(line)
+}
+
+fn mask(tok: &str) -> &str {
+    let hexish = tok.len() >= 8 && tok.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    if tok.chars().any(|c| c.is_ascii_digit()) || hexish || (tok.contains('/') && tok.len() > 1) {
+        "<*>"
+    } else {
+        tok
+    }
+}
+
+/// One mined template.
+#[derive(Debug, Clone)]
+pub struct Template {
+    /// Token sequence with `<*>` at variable positions.
+    pub tokens: Vec<String>,
+    /// Severity shared by its lines.
+    pub sev: Severity,
+    /// 1-based line numbers of its lines, ascending.
+    pub lines: Vec<usize>,
+}
+
+impl Template {
+    /// The template as text, `<*>` marking variable parts.
+    pub fn text(&self) -> String {
+        self.tokens.join(" ")
+    }
+}
+
+/// Groups the non-blank lines into templates (Drain-like: bucket by severity and token count,
+/// join the most similar template above a threshold, turn differing positions into `<*>`).
+/// Returns the templates and, per line index (0-based), its template id.
+pub fn mine(lines: &[&str], sevs: &[Severity]) -> (Vec<Template>, Vec<Option<usize>>) {
+    let mut templates: Vec<Template> = Vec::new();
+    let mut buckets: HashMap<(Severity, usize), Vec<usize>> = HashMap::new();
+    let mut of_line = vec![None; lines.len()];
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let toks: Vec<&str> = line
+            .split_whitespace()
+            .take(MAX_TEMPLATE_TOKENS)
+            .map(mask)
+            .collect();
+        let key = (sevs[i], toks.len());
+        let thr = if sevs[i] == Severity::None {
+            SIM_PLAIN
+        } else {
+            SIM_SEVERE
+        };
+        let bucket = buckets.entry(key).or_default();
+        let mut best: Option<(usize, f64)> = None;
+        for &tid in bucket.iter().rev().take(MAX_CANDIDATES) {
+            let t = &templates[tid];
+            let same = t
+                .tokens
+                .iter()
+                .zip(&toks)
+                .filter(|(a, b)| a.as_str() == **b)
+                .count();
+            let sim = same as f64 / toks.len().max(1) as f64;
+            if sim >= thr && best.is_none_or(|(_, s)| sim > s) {
+                best = Some((tid, sim));
+            }
+        }
+        let tid = match best {
+            Some((tid, _)) => {
+                let t = &mut templates[tid];
+                for (a, b) in t.tokens.iter_mut().zip(&toks) {
+                    if a != b {
+                        *a = "<*>".to_string();
+                    }
+                }
+                t.lines.push(i + 1);
+                tid
+            }
+            None => {
+                templates.push(Template {
+                    tokens: toks.iter().map(|s| s.to_string()).collect(),
+                    sev: sevs[i],
+                    lines: vec![i + 1],
+                });
+                bucket.push(templates.len() - 1);
+                templates.len() - 1
+            }
+        };
+        of_line[i] = Some(tid);
+    }
+    (templates, of_line)
+}
+
+/// Normalises BM25 scores to 0..=1 by the maximum.
+pub fn normalise(scores: &[f64]) -> Vec<f64> {
+    let max = scores.iter().cloned().fold(0.0, f64::max);
+    if max <= 0.0 {
+        return vec![0.0; scores.len()];
+    }
+    scores.iter().map(|s| s / max).collect()
+}
+
+/// Lines following an error line worth showing with it: continuation lines, "Caused by", and the
+/// first project (non-framework) stack frames. Returns 0-based indices.
+pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> bool) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut project_frames = 0;
+    let mut plain = 0;
+    let mut j = idx + 1;
+    while j < lines.len() && j <= idx + 80 {
+        let l = lines[j];
+        if l.trim().is_empty() {
+            j += 1;
+            if j > idx + 6 && out.is_empty() {
+                break;
+            }
+            continue;
+        }
+        if is_example(j) {
+            break;
+        }
+        if signal::is_frame(l) {
+            let wanted = (!signal::is_framework_frame(l) && project_frames < 2)
+                || (signal::is_test_frame(l) && project_frames < 4);
+            if wanted {
+                out.push(j);
+                project_frames += 1;
+            }
+        } else if signal::is_caused_by(l) {
+            out.push(j);
+            project_frames = 0;
+        } else if plain < 3 && j <= idx + 6 && !is_record_start(l) {
+            out.push(j);
+            plain += 1;
+        } else {
+            break;
+        }
+        j += 1;
+    }
+    out
+}
+
+/// Reduces lines (the text split on `\n`; index i is line i+1) of a log-like kind.
+pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
+    let n_lines = if lines.last().is_some_and(|l| l.is_empty()) {
+        lines.len() - 1
+    } else {
+        lines.len()
+    };
+    let lines = &lines[..n_lines];
+    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let sevs: Vec<Severity> = lines.iter().map(|l| signal::severity(l)).collect();
+    let (templates, of_line) = mine(lines, &sevs);
+    let clipped: Vec<&str> = lines.iter().map(|l| super::clip_str(l, 600)).collect();
+    let scores = normalise(&bm25(ctx.query, &clipped));
+    let nonblank: Vec<usize> = (0..lines.len())
+        .filter(|&i| !lines[i].trim().is_empty())
+        .collect();
+    let mut items = Vec::new();
+    let mut seq = 0;
+    let mut fact = |items: &mut Vec<Item>, text: String, prio: f64| {
+        seq += 1;
+        items.push(Item::fact(seq, text, prio));
+    };
+
+    let err_t: Vec<&Template> = templates
+        .iter()
+        .filter(|t| t.sev == Severity::Error)
+        .collect();
+    let warn_t: Vec<&Template> = templates
+        .iter()
+        .filter(|t| t.sev == Severity::Warn)
+        .collect();
+    let err_lines: usize = err_t.iter().map(|t| t.lines.len()).sum();
+    let warn_lines: usize = warn_t.iter().map(|t| t.lines.len()).sum();
+    fact(
+        &mut items,
+        format!(
+            "kind: {}; {} lines, {} bytes",
+            kind.name(),
+            fmt_num(n_lines),
+            fmt_num(bytes)
+        ),
+        MUST,
+    );
+    fact(
+        &mut items,
+        format!(
+            "{} line templates; error lines: {} in {} templates; warning lines: {} in {} templates",
+            fmt_num(templates.len()),
+            fmt_num(err_lines),
+            err_t.len(),
+            fmt_num(warn_lines),
+            warn_t.len()
+        ),
+        MUST,
+    );
+    if let Some(code) = ctx.exit_code {
+        fact(
+            &mut items,
+            format!("exit code (from the tool arguments): {code}"),
+            MUST,
+        );
+    }
+
+    // Totals lines: the last of each template, newest first.
+    let mut totals_seen: HashMap<Option<usize>, usize> = HashMap::new();
+    for (i, l) in lines.iter().enumerate() {
+        if signal::is_totals(l) {
+            totals_seen.insert(of_line[i], i);
+        }
+    }
+    let mut totals: Vec<usize> = totals_seen.into_values().collect();
+    totals.sort_unstable();
+    let mut failed_by_totals = false;
+    for (k, &i) in totals.iter().rev().take(3).enumerate() {
+        failed_by_totals |= totals_failed(lines[i]);
+        items.push(Item {
+            section: Section::KeyFacts,
+            order: 1000 + i,
+            line: Some(i + 1),
+            text: format!("totals: {}", show_line(lines[i].trim())),
+            prio: MUST / 10.0 - k as f64,
+        });
+    }
+    // Exit codes reported in the text: the last one.
+    let mut last_exit = None;
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(c) = signal::exit_code(l) {
+            last_exit = Some((i, c));
+        }
+    }
+    if let Some((i, _)) = last_exit {
+        items.push(Item {
+            section: Section::KeyFacts,
+            order: 2000 + i,
+            line: Some(i + 1),
+            text: format!("exit status line: {}", show_line(lines[i].trim())),
+            prio: MUST / 10.0,
+        });
+    }
+    // Most frequent templates.
+    let mut by_count: Vec<&Template> = templates.iter().filter(|t| t.lines.len() > 1).collect();
+    by_count.sort_by_key(|t| std::cmp::Reverse(t.lines.len()));
+    for (k, t) in by_count.iter().take(3).enumerate() {
+        fact(
+            &mut items,
+            format!(
+                "frequent template ×{} (L{}–L{}): {}",
+                fmt_num(t.lines.len()),
+                t.lines[0],
+                t.lines[t.lines.len() - 1],
+                super::show_line_max(&t.text(), 140)
+            ),
+            30.0 - k as f64,
+        );
+    }
+
+    let example_of = |t: &Template| -> usize {
+        // A clearly better intent match; otherwise the first occurrence.
+        let mut best = t.lines[0];
+        for &ln in &t.lines {
+            if scores[ln - 1] > scores[best - 1] + 0.15 {
+                best = ln;
+            }
+        }
+        best
+    };
+    let examples: Vec<usize> = templates.iter().map(example_of).collect();
+    let severe_examples: std::collections::HashSet<usize> = templates
+        .iter()
+        .zip(&examples)
+        .filter(|(t, _)| t.sev != Severity::None)
+        .map(|(_, &e)| e - 1)
+        .collect();
+    let is_example = |j: usize| severe_examples.contains(&j);
+    let n = n_lines.max(1) as f64;
+    let many_errors = err_t.len() > 12;
+    for (t, &ex) in templates.iter().zip(&examples) {
+        let count = t.lines.len();
+        let prefix = if count > 1 {
+            format!("[×{} to L{}] ", fmt_num(count), t.lines[count - 1])
+        } else {
+            String::new()
+        };
+        let text = format!("{prefix}{}", show_line(lines[ex - 1]));
+        let rarity = if count <= 2 { 4.0 } else { 0.0 };
+        let recency = ex as f64 / n;
+        match t.sev {
+            Severity::Error | Severity::Warn => {
+                let base = if t.sev == Severity::Error {
+                    100.0
+                } else {
+                    60.0
+                };
+                // Many error templates (a CI log): favour the last ones, where builds fail.
+                let pos = if many_errors {
+                    15.0 * recency
+                } else {
+                    5.0 * recency
+                };
+                let prio = base + 25.0 * scores[ex - 1] + pos + rarity;
+                items.push(Item::line(Section::Errors, ex, text, prio));
+                let ctx_lines = context_after(lines, ex - 1, &is_example);
+                for (k, j) in ctx_lines.into_iter().enumerate() {
+                    let sec = Section::Errors;
+                    items.push(Item::line(
+                        sec,
+                        j + 1,
+                        show_line(lines[j]),
+                        prio - 2.0 - k as f64,
+                    ));
+                }
+                if t.sev == Severity::Error && !many_errors {
+                    for (k, j) in (ex.saturating_sub(4)..ex - 1).rev().enumerate() {
+                        if !lines[j].trim().is_empty() {
+                            items.push(Item::line(
+                                Section::Evidence,
+                                j + 1,
+                                show_line(lines[j]),
+                                prio / 4.0 + 10.0 * scores[j] - k as f64,
+                            ));
+                        }
+                    }
+                }
+            }
+            Severity::None => {
+                let prio = 10.0 + 40.0 * scores[ex - 1] + rarity;
+                items.push(Item::line(Section::Evidence, ex, text, prio));
+            }
+        }
+    }
+    // Each failing test's header line with its exception and first project/test frames.
+    let never = |_: usize| false;
+    let heads: Vec<usize> = (0..lines.len())
+        .filter(|&i| signal::is_test_failure(lines[i]))
+        .collect();
+    for (k, &i) in heads.iter().take(10).enumerate() {
+        let prio = 150.0 - k as f64;
+        items.push(Item::line(
+            Section::Errors,
+            i + 1,
+            show_line(lines[i]),
+            prio,
+        ));
+        for (m, j) in context_after(lines, i, &never).into_iter().enumerate() {
+            let p = prio - 1.0 - m as f64 * 0.5;
+            items.push(Item::line(Section::Errors, j + 1, show_line(lines[j]), p));
+        }
+    }
+    // Lines that match the intent well but are not their template's example.
+    let mut ranked: Vec<usize> = (0..lines.len()).filter(|&i| scores[i] > 0.3).collect();
+    ranked.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
+    for &i in ranked.iter().take(40) {
+        let sec = if sevs[i] == Severity::None {
+            Section::Evidence
+        } else {
+            Section::Errors
+        };
+        items.push(Item::line(
+            sec,
+            i + 1,
+            show_line(lines[i]),
+            8.0 + 30.0 * scores[i],
+        ));
+    }
+    // Head and tail lines.
+    if let Some(&first) = nonblank.first() {
+        items.push(Item::line(
+            Section::Evidence,
+            first + 1,
+            show_line(lines[first]),
+            40.0,
+        ));
+    }
+    for (k, &i) in nonblank.iter().rev().take(3).enumerate() {
+        items.push(Item::line(
+            Section::Evidence,
+            i + 1,
+            show_line(lines[i]),
+            50.0 - 5.0 * k as f64,
+        ));
+    }
+
+    let failed = match ctx.exit_code {
+        Some(c) => Some(c != 0),
+        None if failed_by_totals => Some(true),
+        None if !totals.is_empty() => Some(false),
+        None => match last_exit {
+            Some((_, c)) => Some(c != 0),
+            None if matches!(kind, Kind::TestReport | Kind::StackTrace) && err_lines > 0 => {
+                Some(true)
+            }
+            None => None,
+        },
+    };
+    let what = match kind {
+        Kind::Log => "Log",
+        Kind::TestReport => "Test report",
+        Kind::StackTrace => "Stack trace",
+        Kind::Html => "HTML page",
+        _ => "Output",
+    };
+    let mut status = match failed {
+        Some(true) => match ctx.exit_code {
+            Some(c) => format!("Command failed (exit code {c}): "),
+            None => "Failed: ".to_string(),
+        },
+        Some(false) => match ctx.exit_code {
+            Some(c) => format!("Command completed (exit code {c}): "),
+            None => "Completed: ".to_string(),
+        },
+        None => String::new(),
+    };
+    status.push_str(&format!("{what} of {} lines", fmt_num(n_lines)));
+    if let Some(&i) = totals.last() {
+        status.push_str(&format!(
+            ", totals `{}` (L{})",
+            super::show_line_max(lines[i].trim(), 120),
+            i + 1
+        ));
+    }
+    if err_lines + warn_lines == 0 {
+        status.push_str(", no error or warning lines found.");
+    } else {
+        status.push_str(&format!(
+            ", {} error lines in {} templates and {} warning lines in {} templates.",
+            fmt_num(err_lines),
+            err_t.len(),
+            fmt_num(warn_lines),
+            warn_t.len()
+        ));
+    }
+    let last_err = (0..lines.len()).rev().find(|&i| sevs[i] == Severity::Error);
+    let next_action = match last_err {
+        Some(i) => format!(
+            "Read L{}-L{} of the saved file (around the last error line).",
+            i.saturating_sub(5) + 1,
+            (i + 20).min(n_lines)
+        ),
+        None => match ranked.first() {
+            Some(&i) => format!(
+                "Read L{}-L{} of the saved file (best match for the intent).",
+                i.saturating_sub(5) + 1,
+                (i + 20).min(n_lines)
+            ),
+            None => format!(
+                "Read the last lines (L{}-L{}) of the saved file, or search it for what you need.",
+                n_lines.saturating_sub(20).max(1),
+                n_lines
+            ),
+        },
+    };
+    Reduction {
+        kind,
+        items,
+        status,
+        failed,
+        next_action,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::reduce::rank::Query;
+
+    #[test]
+    fn mines_templates_and_keeps_errors() {
+        let mut text = String::new();
+        for i in 0..50 {
+            text.push_str(&format!(
+                "2024-01-01 10:00:{:02} INFO served request {i} in {i}ms\n",
+                i % 60
+            ));
+        }
+        text.push_str("2024-01-01 10:01:00 ERROR database connection refused host=db1\n");
+        text.push_str("    at com.acme.Db.connect(Db.java:42)\n");
+        let lines: Vec<&str> = text.split('\n').collect();
+        let sevs: Vec<Severity> = lines.iter().map(|l| signal::severity(l)).collect();
+        let (t, _) = mine(&lines, &sevs);
+        assert_eq!(t.len(), 3, "{t:?}");
+        let q = Query::new("why did the database fail?");
+        let r = reduce_lines(
+            &lines,
+            Kind::Log,
+            &Ctx {
+                query: &q,
+                exit_code: None,
+            },
+        );
+        let err: Vec<&Item> = r
+            .items
+            .iter()
+            .filter(|i| i.section == Section::Errors)
+            .collect();
+        assert!(err
+            .iter()
+            .any(|i| i.line == Some(51) && i.text.contains("connection refused")));
+        assert!(err
+            .iter()
+            .any(|i| i.line == Some(52) && i.text.contains("Db.java:42")));
+        assert!(r.next_action.contains("L"));
+    }
+}

@@ -1,0 +1,443 @@
+//! The summary step: reduce the cleaned tool output by structure, pack the facts into a small
+//! token budget, optionally let the model narrate (Status, Decisions, Open questions, Next
+//! relevant action) under a deadline, ground what it wrote, and compose the sections.
+//!
+//! Facts never depend on the model: Key facts, Evidence and Errors come from the deterministic
+//! reduction ([`crate::guard::reduce`]); the model's sentences survive only if every path,
+//! number, URL and quoted string in them occurs in the input ([`crate::guard::ground`]), and its
+//! Status is used only when it agrees with the failure/success the reduction found.
+
+use crate::backend::{NarrateRequest, Narration, Narrator, StopReason, TokenCounter};
+use crate::guard::ground::Grounder;
+use crate::guard::prompt;
+use crate::guard::reduce::{self, rank::Query, Ctx, Item, Reduction, Section, MUST};
+use regex::Regex;
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, LazyLock};
+use std::time::Instant;
+
+/// Most tokens of the returned sections; the pipeline's pointer line brings the result to
+/// about 1,100 tokens (issue budget: <= ~1,100 tokens in total).
+pub const OUTPUT_TOKEN_CAP: usize = 1_000;
+/// Inputs above this many tokens get at most [`BIG_INPUT_SHARE_PCT`] percent of them (issue budget).
+pub const BIG_INPUT_TOKENS: usize = 24_000;
+/// Share of the input's tokens a big input's summary may use, in percent (issue budget).
+pub const BIG_INPUT_SHARE_PCT: usize = 5;
+/// Tokens kept for the section headers and the "shown/omitted" fact.
+const HEADER_RESERVE: usize = 40;
+/// Tokens kept for the model's Decisions / Open questions / Next action when it runs.
+const NARRATIVE_RESERVE: usize = 160;
+/// Fewest generated tokens worth asking the model for (a Status sentence).
+const MIN_NEW_TOKENS: usize = 32;
+/// Fewest input tokens worth showing the model.
+const MIN_MODEL_INPUT: usize = 120;
+/// Chat-template and header tokens around the user message, beyond the cached system prompt.
+const PROMPT_OVERHEAD: usize = 80;
+
+/// What to summarize.
+pub struct SummaryInput<'a> {
+    /// Cleaned text (ANSI stripped, `\r` resolved); line n of it is line n of the saved file.
+    pub text: &'a str,
+    /// Tool name (e.g. `Bash`).
+    pub tool: &'a str,
+    /// Tool arguments as JSON text.
+    pub args: Option<&'a str>,
+    /// What the caller wanted from the tool call.
+    pub intent: Option<&'a str>,
+    /// Tokens of `text` (real tokenizer), used for the 5% rule.
+    pub input_tokens: usize,
+}
+
+/// Limits of one summary.
+pub struct SummaryBudget {
+    /// Tokens of (reduced) tool text the model may see.
+    pub prefill_budget: usize,
+    /// Upper bound on tokens the model may generate.
+    pub max_new_tokens: usize,
+    /// Wall-clock deadline for the whole summary; `None` for no limit.
+    pub deadline: Option<Instant>,
+}
+
+/// The summary and how it was made.
+pub struct Summary {
+    /// The sections, ready to return (the pipeline adds the pointer line).
+    pub text: String,
+    /// The model's raw narration and timings; `None` when the model was not used.
+    pub narration: Option<Narration>,
+    /// Model sentences (or a Status) dropped because they were not grounded in the input.
+    pub ungrounded_dropped: usize,
+    /// Wall time of detection + reduction + packing (ms).
+    pub reduce_ms: f64,
+    /// Detected content kind ([`reduce::Kind::name`]).
+    pub content_kind: String,
+    /// Why the model was not used (or its text was not), if so.
+    pub reason: Option<String>,
+}
+
+static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*[#*>\-\s]*(status|decisions?|open questions?|next relevant action|next action|next step)\s*\**\s*[:：]\s*\**\s*(.*)$").unwrap()
+});
+static FAIL_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(fail\w*|error\w*|exit(ed)? (code|status)|crash\w*|reject\w*|denied|exception\w*|broken|abort\w*|non-?zero|unsuccessful|not succeed\w*|killed)\b").unwrap()
+});
+static SUCCESS_CLAIM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(all (the )?tests? (passed|succeeded)|succeeded|successful(ly)?|passed without|no (errors?|failures?)|completed successfully)\b").unwrap()
+});
+
+/// Collects the string values of the JSON arguments (for ranking) and an exit code if present.
+fn parse_args(args: Option<&str>) -> (String, Option<i64>) {
+    let Some(a) = args else {
+        return (String::new(), None);
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(a) else {
+        return (a.to_string(), None);
+    };
+    let mut words = String::new();
+    let mut code = None;
+    fn walk(v: &serde_json::Value, words: &mut String, code: &mut Option<i64>, key: &str) {
+        match v {
+            serde_json::Value::String(s) => {
+                words.push_str(s);
+                words.push(' ');
+            }
+            serde_json::Value::Number(n)
+                if matches!(
+                    key,
+                    "exit_code" | "exitCode" | "returncode" | "exit_status" | "exitcode"
+                ) =>
+            {
+                *code = n.as_i64();
+            }
+            serde_json::Value::Object(m) => m.iter().for_each(|(k, x)| walk(x, words, code, k)),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, words, code, key)),
+            _ => {}
+        }
+    }
+    walk(&v, &mut words, &mut code, "");
+    (words, code)
+}
+
+/// The token cap of the sections for an input of `input_tokens`.
+pub fn output_cap(input_tokens: usize) -> usize {
+    if input_tokens > BIG_INPUT_TOKENS {
+        OUTPUT_TOKEN_CAP.min(input_tokens * BIG_INPUT_SHARE_PCT / 100)
+    } else {
+        OUTPUT_TOKEN_CAP
+    }
+}
+
+fn core(text: &str) -> &str {
+    if text.starts_with("[×") {
+        if let Some(p) = text.find("] ") {
+            return &text[p + 2..];
+        }
+    }
+    text
+}
+
+/// Picks items by priority until `budget` tokens are used; [`MUST`] items are always taken.
+/// Duplicate lines (same anchor and text) are taken once.
+pub fn pack(items: &[Item], budget: usize, counter: &dyn TokenCounter) -> Vec<Item> {
+    let mut order: Vec<&Item> = items.iter().collect();
+    order.sort_by(|a, b| b.prio.total_cmp(&a.prio).then(a.order.cmp(&b.order)));
+    let mut seen: HashSet<(Option<usize>, String)> = HashSet::new();
+    let mut used = 0;
+    let mut out = Vec::new();
+    for it in order {
+        let key = (
+            if it.section == Section::KeyFacts {
+                None
+            } else {
+                it.line
+            },
+            core(&it.text).to_string(),
+        );
+        if it.line.is_some() && it.section != Section::KeyFacts && seen.contains(&key) {
+            continue;
+        }
+        let cost = counter.count(&it.render()) + 1;
+        if it.prio >= MUST || used + cost <= budget {
+            used += cost;
+            seen.insert(key);
+            out.push(it.clone());
+        } else if used + 10 > budget {
+            break;
+        }
+    }
+    out
+}
+
+fn render_sections(items: &[Item]) -> (String, String, String) {
+    let mut by: [Vec<&Item>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for it in items {
+        let k = match it.section {
+            Section::KeyFacts => 0,
+            Section::Evidence => 1,
+            Section::Errors => 2,
+        };
+        by[k].push(it);
+    }
+    let mut outs = Vec::new();
+    for (k, v) in by.iter_mut().enumerate() {
+        if k == 0 {
+            v.sort_by(|a, b| b.prio.total_cmp(&a.prio).then(a.order.cmp(&b.order)));
+            // Musts first in their given order, then the rest by priority.
+            v.sort_by_key(|i| (i.prio < MUST, if i.prio >= MUST { i.order } else { 0 }));
+        } else {
+            v.sort_by_key(|i| (i.line.unwrap_or(0), i.order));
+        }
+        outs.push(v.iter().map(|i| i.render()).collect::<Vec<_>>().join("\n"));
+    }
+    let e = outs.pop().unwrap_or_default();
+    let ev = outs.pop().unwrap_or_default();
+    let kf = outs.pop().unwrap_or_default();
+    (kf, ev, e)
+}
+
+#[derive(Default)]
+struct ModelSections {
+    status: String,
+    decisions: String,
+    open: String,
+    next: String,
+}
+
+fn parse_model(text: &str) -> ModelSections {
+    let mut s = ModelSections::default();
+    let mut cur: Option<usize> = None;
+    let mut parts: [String; 4] = Default::default();
+    for line in text.lines() {
+        if let Some(c) = HEADER.captures(line) {
+            let h = c[1].to_ascii_lowercase();
+            let k = if h.starts_with("status") {
+                0
+            } else if h.starts_with("decision") {
+                1
+            } else if h.starts_with("open") {
+                2
+            } else {
+                3
+            };
+            cur = Some(k);
+            parts[k].push_str(c[2].trim());
+            parts[k].push('\n');
+        } else if let Some(k) = cur {
+            parts[k].push_str(line.trim());
+            parts[k].push('\n');
+        } else if !line.trim().is_empty() {
+            parts[0].push_str(line.trim());
+            parts[0].push('\n');
+        }
+    }
+    let clean = |p: &str| {
+        let t = p.trim();
+        let none =
+            t.trim_end_matches('.').eq_ignore_ascii_case("none") || t.eq_ignore_ascii_case("n/a");
+        if none {
+            String::new()
+        } else {
+            t.to_string()
+        }
+    };
+    s.status = clean(&parts[0]);
+    s.decisions = clean(&parts[1]);
+    s.open = clean(&parts[2]);
+    s.next = clean(&parts[3]);
+    s
+}
+
+/// True when the model's Status agrees with what the reduction found.
+fn status_consistent(status: &str, failed: Option<bool>) -> bool {
+    if status.is_empty() || status.contains("<|") || HEADER.is_match(status) {
+        return false;
+    }
+    match failed {
+        Some(true) => FAIL_WORD.is_match(status) && !SUCCESS_CLAIM.is_match(status),
+        Some(false) => !FAIL_WORD.is_match(&status.replace("0 failed", "").replace("errors=0", "")),
+        None => true,
+    }
+}
+
+fn clip_tokens(text: &str, max: usize, counter: &dyn TokenCounter) -> String {
+    if counter.count(text) <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for s in crate::guard::ground::split_sentences(text) {
+        let cand = format!("{out}{}{}", if out.is_empty() { "" } else { " " }, s.trim());
+        if counter.count(&cand) > max {
+            break;
+        }
+        out = cand;
+    }
+    out
+}
+
+/// Summarizes one cleaned tool output. Never fails: without a model, or when the model errs,
+/// misses its deadline or writes nothing grounded, the sections are written by rule.
+pub fn summarize(
+    input: &SummaryInput<'_>,
+    budget: &SummaryBudget,
+    counter: &dyn TokenCounter,
+    narrator: Option<&mut dyn Narrator>,
+) -> Summary {
+    let t0 = Instant::now();
+    let (arg_words, exit_code) = parse_args(input.args);
+    let query = Query::new(&format!("{} {}", input.intent.unwrap_or(""), arg_words));
+    let kind = reduce::detect(input.text);
+    let ctx = Ctx {
+        query: &query,
+        exit_code,
+    };
+    let red: Reduction = reduce::reduce(input.text, kind, &ctx);
+    let cap = output_cap(input.input_tokens.max(1));
+    let fixed = counter.count(&red.status) + counter.count(&red.next_action) + HEADER_RESERVE;
+    let reserve = if narrator.is_some() {
+        NARRATIVE_RESERVE.min(budget.max_new_tokens)
+    } else {
+        0
+    };
+    let items_budget = cap.saturating_sub(fixed + reserve);
+    let mut packed = pack(&red.items, items_budget, counter);
+    // How much of the input the shown lines cover.
+    let total_lines = input.text.lines().count();
+    let shown: HashSet<usize> = packed
+        .iter()
+        .filter(|i| i.section != Section::KeyFacts)
+        .filter_map(|i| i.line)
+        .collect();
+    packed.push(Item::fact(
+        usize::MAX,
+        format!(
+            "shown: {} of {} lines quoted below; {} lines omitted (all in the saved file)",
+            reduce::fmt_num(shown.len()),
+            reduce::fmt_num(total_lines),
+            reduce::fmt_num(total_lines.saturating_sub(shown.len()))
+        ),
+        MUST,
+    ));
+    let (facts, evidence, errors) = render_sections(&packed);
+    let reduce_ms = t0.elapsed().as_secs_f64() * 1000.0;
+
+    let mut status = red.status.clone();
+    let mut next = red.next_action.clone();
+    let mut decisions = String::new();
+    let mut open = String::new();
+    let mut narration = None;
+    let mut reason = None;
+    let mut dropped = 0;
+    match narrator {
+        None => reason = Some("no model available".to_string()),
+        Some(n) => {
+            let p = n.prefill_tok_per_s().max(1.0);
+            let d = n.decode_tok_per_s().max(0.5);
+            let mut max_new = budget.max_new_tokens;
+            let mut input_budget = budget.prefill_budget;
+            let mut ok = max_new >= MIN_NEW_TOKENS && input_budget >= MIN_MODEL_INPUT;
+            if !ok {
+                reason = Some("budget too small for the model".to_string());
+            }
+            if let (true, Some(dl)) = (ok, budget.deadline) {
+                let left = dl.saturating_duration_since(Instant::now()).as_secs_f64() * 0.9;
+                let need =
+                    (MIN_MODEL_INPUT + PROMPT_OVERHEAD) as f64 / p + MIN_NEW_TOKENS as f64 / d;
+                if left < need {
+                    ok = false;
+                    reason = Some(format!(
+                        "deadline: {:.0} ms left, the model needs at least {:.0} ms",
+                        left * 1000.0,
+                        need * 1000.0
+                    ));
+                } else {
+                    max_new = max_new.min(((left * 0.4) * d) as usize).max(MIN_NEW_TOKENS);
+                    let prefill_time = left - max_new as f64 / d;
+                    let fit = (prefill_time * p) as usize;
+                    input_budget = input_budget
+                        .min(fit.saturating_sub(PROMPT_OVERHEAD))
+                        .max(MIN_MODEL_INPUT);
+                }
+            }
+            if ok {
+                let view_items = pack(&packed, input_budget, counter);
+                let (vf, ve, vr) = render_sections(&view_items);
+                let mut view = format!("Key facts:\n{vf}\n");
+                if !vr.is_empty() {
+                    view.push_str(&format!("Errors:\n{vr}\n"));
+                }
+                if !ve.is_empty() {
+                    view.push_str(&format!("Evidence:\n{ve}\n"));
+                }
+                let req = NarrateRequest {
+                    system: prompt::SYSTEM_PROMPT.to_string(),
+                    user: prompt::user_message(input.tool, input.args, input.intent, &view),
+                    max_new_tokens: max_new,
+                    deadline: budget.deadline,
+                    cancel: Arc::new(AtomicBool::new(false)),
+                };
+                match n.narrate(&req) {
+                    Err(e) => reason = Some(format!("model error: {e:#}")),
+                    Ok(nar) => {
+                        let truncated = !matches!(nar.stop, Some(StopReason::Eos));
+                        let reference = format!(
+                            "{}\n{}\n{}\n{}\n{}\n{}",
+                            input.text,
+                            view,
+                            input.tool,
+                            input.args.unwrap_or(""),
+                            input.intent.unwrap_or(""),
+                            red.status
+                        );
+                        let mut g = Grounder::new(&reference);
+                        let ms = parse_model(&nar.text);
+                        let st = g.keep(&ms.status, false);
+                        let dec = g.keep(&ms.decisions, false);
+                        let op = g.keep(&ms.open, false);
+                        let nx = g.keep(&ms.next, truncated);
+                        dropped = g.dropped;
+                        if status_consistent(&st, red.failed) {
+                            status = clip_tokens(&st, 80, counter);
+                        } else {
+                            if !st.is_empty() {
+                                dropped += 1;
+                            }
+                            reason = Some("the model's Status was missing, ungrounded or contradicted the reduction; Status written by rule".to_string());
+                        }
+                        decisions = clip_tokens(&dec, NARRATIVE_RESERVE / 3, counter);
+                        open = clip_tokens(&op, NARRATIVE_RESERVE / 3, counter);
+                        if !nx.is_empty() {
+                            next = clip_tokens(&nx, NARRATIVE_RESERVE / 3, counter);
+                        }
+                        narration = Some(nar);
+                    }
+                }
+            }
+        }
+    }
+
+    let mut text = format!("Status: {}\nKey facts:\n{facts}\n", status.trim());
+    if !evidence.is_empty() {
+        text.push_str(&format!("Evidence:\n{evidence}\n"));
+    }
+    if !errors.is_empty() {
+        text.push_str(&format!("Errors:\n{errors}\n"));
+    }
+    if !decisions.is_empty() {
+        text.push_str(&format!("Decisions: {decisions}\n"));
+    }
+    if !open.is_empty() {
+        text.push_str(&format!("Open questions: {open}\n"));
+    }
+    text.push_str(&format!("Next relevant action: {}", next.trim()));
+    Summary {
+        text,
+        narration,
+        ungrounded_dropped: dropped,
+        reduce_ms,
+        content_kind: red.kind.name().to_string(),
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests;
