@@ -107,7 +107,10 @@ fn main() {
         .collect();
     let tg = env_usize("TOOLSUM_BENCH_TG", 64);
     let reps = env_usize("TOOLSUM_BENCH_REPS", 2);
-    let chunk = env_usize("TOOLSUM_PREFILL_CHUNK", toolsum::engine::DEFAULT_PREFILL_CHUNK);
+    let chunk = env_usize(
+        "TOOLSUM_PREFILL_CHUNK",
+        toolsum::engine::DEFAULT_PREFILL_CHUNK,
+    );
     let contention = env_usize("TOOLSUM_BENCH_CONTENTION", 1) == 1;
     let threads = init_threads(
         std::env::var("TOOLSUM_THREADS")
@@ -131,7 +134,8 @@ fn main() {
     let mut rows = Vec::new();
     let max_pp = pps.iter().copied().max().unwrap_or(512).max(2048 + tg);
     for spec in &models {
-        let path = toolsum::models::resolve(Some(spec)).expect("model (run scripts/fetch-models.sh)");
+        let path =
+            toolsum::models::resolve(Some(spec)).expect("model (run scripts/fetch-models.sh)");
         for q8 in [true, false] {
             let (mut f, content) = read_header(&path).expect("header");
             let m = Transformer::load(

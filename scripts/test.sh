@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-models.sh tiny small
 # Release profile: the real-model tests run the models, which are ~20x slower unoptimized.
-cargo test --release --all-targets -- --test-threads "${TOOLSUM_TEST_THREADS:-2}"
+cargo test --release --lib --bins --tests -- --test-threads "${TOOLSUM_TEST_THREADS:-2}"

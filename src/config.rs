@@ -1,1 +1,419 @@
-//! Configuration: flags, then `TOOLSUM_*` environment, then an optional TOML file (being written).
+//! Configuration of the daemon and the client: flags, then `TOOLSUM_*` environment variables,
+//! then an optional TOML file, then built-in defaults (first one that sets a key wins).
+//!
+//! The file is `<config dir>/toolsum/config.toml` (`~/.config/toolsum/config.toml` on Linux), or
+//! the path in `TOOLSUM_CONFIG`. Every key is optional; unknown keys are an error so typos show.
+//!
+//! | key | env | default | meaning |
+//! |---|---|---|---|
+//! | `socket` | `TOOLSUM_SOCKET` | `$XDG_RUNTIME_DIR/toolsum/toolsum.sock`, else `<tmp>/toolsum-<uid>/toolsum.sock` | daemon socket |
+//! | `model` | `TOOLSUM_MODEL` | default tier | model spec ([`crate::models::resolve`]) |
+//! | `threads` | `TOOLSUM_THREADS` | cores | compute threads |
+//! | `device` | `TOOLSUM_DEVICE` | `cpu` | `cpu`, `cuda[:N]`, `metal` |
+//! | `token_limit` | `TOOLSUM_TOKEN_LIMIT` | 15,000 | pass-through limit (tokens) |
+//! | `summarize_limit` | `TOOLSUM_SUMMARIZE_LIMIT` | 100,000 | above it: preview (tokens) |
+//! | `prefill_budget` | `TOOLSUM_PREFILL_BUDGET` | 1,500 | tool tokens in the prompt |
+//! | `max_new_tokens` | `TOOLSUM_MAX_NEW_TOKENS` | 256 | generated tokens |
+//! | `preview_chars` | `TOOLSUM_PREVIEW_CHARS` | 2,000 | head and tail chars of a preview |
+//! | `deadline_ms` | `TOOLSUM_DEADLINE_MS` | 60,000 | per-request deadline (ms) |
+//! | `queue_capacity` | `TOOLSUM_QUEUE_CAPACITY` | 16 | model jobs waiting before `overloaded` |
+//! | `max_connections` | `TOOLSUM_MAX_CONNECTIONS` | 64 | concurrent client connections |
+//! | `read_timeout_ms` | `TOOLSUM_READ_TIMEOUT_MS` | 30,000 | time to finish a started request line (ms) |
+//! | `idle_timeout_ms` | `TOOLSUM_IDLE_TIMEOUT_MS` | 600,000 | idle connection lifetime (ms) |
+//! | `max_request_bytes` | `TOOLSUM_MAX_REQUEST_BYTES` | 64 MiB | longest request line / content file (bytes) |
+//! | `grace_ms` | `TOOLSUM_GRACE_MS` | 10,000 | in-flight work allowed after SIGTERM (ms) |
+//! | `spawn_timeout_ms` | `TOOLSUM_SPAWN_TIMEOUT_MS` | 60,000 | client wait for a daemon it started (ms) |
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::guard::Limits;
+
+/// Default per-request deadline (ms): the issue's 60 s.
+pub const DEFAULT_DEADLINE_MS: u64 = 60_000;
+/// Default model-queue capacity: jobs that may wait for the model thread before new ones are
+/// answered `overloaded`. 16 jobs of up to a few seconds each keep the worst wait near the
+/// default deadline on a laptop CPU.
+pub const DEFAULT_QUEUE_CAPACITY: usize = 16;
+/// Default cap on concurrent connections (each costs a task and at most one request buffer).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+/// Default time a client has to finish a request line it started (ms).
+pub const DEFAULT_READ_TIMEOUT_MS: u64 = 30_000;
+/// Default lifetime of a connection with no request in progress (ms).
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 600_000;
+/// Default longest request line, and largest `content_path` file (64 MiB, from the issue).
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+/// Default grace period for in-flight work after SIGTERM/SIGINT/`shutdown` (ms).
+pub const DEFAULT_GRACE_MS: u64 = 10_000;
+/// Default time the client waits for a daemon it spawned to answer `status` (ms): loading the
+/// largest tier on a slow laptop takes tens of seconds.
+pub const DEFAULT_SPAWN_TIMEOUT_MS: u64 = 60_000;
+
+/// Errors of [`Config::load`].
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// An environment variable could not be parsed.
+    #[error("environment variable {var}={value:?}: {why}")]
+    BadEnv {
+        /// Variable name.
+        var: &'static str,
+        /// Its value.
+        value: String,
+        /// Parse error.
+        why: String,
+    },
+    /// The config file could not be read.
+    #[error("reading config file {path:?}: {source}")]
+    Read {
+        /// File path.
+        path: PathBuf,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML or has an unknown key / wrong type.
+    #[error("config file {path:?}: {source}")]
+    Parse {
+        /// File path.
+        path: PathBuf,
+        /// TOML error.
+        source: Box<toml::de::Error>,
+    },
+}
+
+/// One source of settings (flags, environment or file): every key optional.
+///
+/// Flags map onto it with clap (`#[command(flatten)]`); the file deserializes into it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigLayer {
+    /// Daemon socket path.
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
+    /// Model: a .gguf path, a tier (tiny, small, large) or org/repo:file.gguf.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Compute threads of the model (default: cores available).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Device: cpu, cuda[:N] or metal.
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Results at or under this many tokens pass through unchanged.
+    #[arg(long)]
+    pub token_limit: Option<usize>,
+    /// Results above this many tokens get a head/tail preview instead of a summary.
+    #[arg(long)]
+    pub summarize_limit: Option<usize>,
+    /// Tokens of tool text the model may read.
+    #[arg(long)]
+    pub prefill_budget: Option<usize>,
+    /// Most tokens the model may write.
+    #[arg(long)]
+    pub max_new_tokens: Option<usize>,
+    /// Characters of head and of tail in a preview.
+    #[arg(long)]
+    pub preview_chars: Option<usize>,
+    /// Per-request deadline (ms).
+    #[arg(long)]
+    pub deadline_ms: Option<u64>,
+    /// Model jobs that may wait before new ones are answered `overloaded`.
+    #[arg(long, hide = true)]
+    pub queue_capacity: Option<usize>,
+    /// Concurrent client connections.
+    #[arg(long, hide = true)]
+    pub max_connections: Option<usize>,
+    /// Time to finish a started request line (ms).
+    #[arg(long, hide = true)]
+    pub read_timeout_ms: Option<u64>,
+    /// Lifetime of an idle connection (ms).
+    #[arg(long, hide = true)]
+    pub idle_timeout_ms: Option<u64>,
+    /// Longest request line / content file (bytes).
+    #[arg(long, hide = true)]
+    pub max_request_bytes: Option<usize>,
+    /// In-flight work allowed after a stop signal (ms).
+    #[arg(long, hide = true)]
+    pub grace_ms: Option<u64>,
+    /// Client wait for a daemon it started (ms).
+    #[arg(long, hide = true)]
+    pub spawn_timeout_ms: Option<u64>,
+}
+
+fn env_parse<T: std::str::FromStr>(
+    env: &dyn Fn(&str) -> Option<String>,
+    var: &'static str,
+) -> Result<Option<T>, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    match env(var) {
+        None => Ok(None),
+        Some(v) if v.trim().is_empty() => Ok(None),
+        Some(v) => v
+            .trim()
+            .parse::<T>()
+            .map(Some)
+            .map_err(|e| ConfigError::BadEnv {
+                var,
+                value: v.clone(),
+                why: e.to_string(),
+            }),
+    }
+}
+
+impl ConfigLayer {
+    /// Reads the `TOOLSUM_*` variables through `env` (a lookup, so tests need not touch the
+    /// process environment). Empty values count as unset.
+    ///
+    /// # Errors
+    /// [`ConfigError::BadEnv`] for a number that does not parse.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let s = |var: &str| env(var).filter(|v| !v.trim().is_empty());
+        Ok(Self {
+            socket: s("TOOLSUM_SOCKET").map(PathBuf::from),
+            model: s("TOOLSUM_MODEL"),
+            threads: env_parse(env, "TOOLSUM_THREADS")?,
+            device: s("TOOLSUM_DEVICE"),
+            token_limit: env_parse(env, "TOOLSUM_TOKEN_LIMIT")?,
+            summarize_limit: env_parse(env, "TOOLSUM_SUMMARIZE_LIMIT")?,
+            prefill_budget: env_parse(env, "TOOLSUM_PREFILL_BUDGET")?,
+            max_new_tokens: env_parse(env, "TOOLSUM_MAX_NEW_TOKENS")?,
+            preview_chars: env_parse(env, "TOOLSUM_PREVIEW_CHARS")?,
+            deadline_ms: env_parse(env, "TOOLSUM_DEADLINE_MS")?,
+            queue_capacity: env_parse(env, "TOOLSUM_QUEUE_CAPACITY")?,
+            max_connections: env_parse(env, "TOOLSUM_MAX_CONNECTIONS")?,
+            read_timeout_ms: env_parse(env, "TOOLSUM_READ_TIMEOUT_MS")?,
+            idle_timeout_ms: env_parse(env, "TOOLSUM_IDLE_TIMEOUT_MS")?,
+            max_request_bytes: env_parse(env, "TOOLSUM_MAX_REQUEST_BYTES")?,
+            grace_ms: env_parse(env, "TOOLSUM_GRACE_MS")?,
+            spawn_timeout_ms: env_parse(env, "TOOLSUM_SPAWN_TIMEOUT_MS")?,
+        })
+    }
+
+    /// Parses a TOML config file's text.
+    ///
+    /// # Errors
+    /// [`ConfigError::Parse`] for bad TOML, an unknown key or a wrong type.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })
+    }
+
+    /// Fills every unset key of `self` from `lower`.
+    pub fn or(self, lower: ConfigLayer) -> ConfigLayer {
+        ConfigLayer {
+            socket: self.socket.or(lower.socket),
+            model: self.model.or(lower.model),
+            threads: self.threads.or(lower.threads),
+            device: self.device.or(lower.device),
+            token_limit: self.token_limit.or(lower.token_limit),
+            summarize_limit: self.summarize_limit.or(lower.summarize_limit),
+            prefill_budget: self.prefill_budget.or(lower.prefill_budget),
+            max_new_tokens: self.max_new_tokens.or(lower.max_new_tokens),
+            preview_chars: self.preview_chars.or(lower.preview_chars),
+            deadline_ms: self.deadline_ms.or(lower.deadline_ms),
+            queue_capacity: self.queue_capacity.or(lower.queue_capacity),
+            max_connections: self.max_connections.or(lower.max_connections),
+            read_timeout_ms: self.read_timeout_ms.or(lower.read_timeout_ms),
+            idle_timeout_ms: self.idle_timeout_ms.or(lower.idle_timeout_ms),
+            max_request_bytes: self.max_request_bytes.or(lower.max_request_bytes),
+            grace_ms: self.grace_ms.or(lower.grace_ms),
+            spawn_timeout_ms: self.spawn_timeout_ms.or(lower.spawn_timeout_ms),
+        }
+    }
+}
+
+/// The effective configuration: every key resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Daemon socket path.
+    pub socket: PathBuf,
+    /// Model spec; `None` = the default tier.
+    pub model: Option<String>,
+    /// Compute threads; `None` = cores available.
+    pub threads: Option<usize>,
+    /// `cpu`, `cuda[:N]` or `metal`.
+    pub device: String,
+    /// Default limits of a guard request (a request's own fields override them).
+    pub limits: Limits,
+    /// Default per-request deadline (ms).
+    pub deadline_ms: u64,
+    /// Model-queue capacity (jobs).
+    pub queue_capacity: usize,
+    /// Concurrent connection cap.
+    pub max_connections: usize,
+    /// Time to finish a started request line (ms).
+    pub read_timeout_ms: u64,
+    /// Lifetime of an idle connection (ms).
+    pub idle_timeout_ms: u64,
+    /// Longest request line and largest `content_path` file (bytes).
+    pub max_request_bytes: usize,
+    /// Grace period after a stop signal (ms).
+    pub grace_ms: u64,
+    /// Client wait for a spawned daemon (ms).
+    pub spawn_timeout_ms: u64,
+}
+
+/// The default socket path: `$XDG_RUNTIME_DIR/toolsum/toolsum.sock` when that variable names
+/// an absolute path, else `<temp dir>/toolsum-<uid>/toolsum.sock`.
+pub fn default_socket_path(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    match env("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(p) if p.is_absolute() => p.join("toolsum").join("toolsum.sock"),
+        _ => {
+            // SAFETY: getuid has no preconditions and cannot fail.
+            let uid = unsafe { libc::getuid() };
+            std::env::temp_dir()
+                .join(format!("toolsum-{uid}"))
+                .join("toolsum.sock")
+        }
+    }
+}
+
+/// The config file: `TOOLSUM_CONFIG`, else `<config dir>/toolsum/config.toml` (may not exist).
+pub fn config_file_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    env("TOOLSUM_CONFIG")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::config_dir().map(|d| d.join("toolsum").join("config.toml")))
+}
+
+impl Config {
+    /// Loads the configuration: `cli` (flags), then the process environment, then the config
+    /// file (if it exists), then defaults.
+    ///
+    /// # Errors
+    /// [`ConfigError`] for an unparsable variable or a bad config file. A missing file is fine,
+    /// except when `TOOLSUM_CONFIG` names it.
+    pub fn load(cli: ConfigLayer) -> Result<Config, ConfigError> {
+        let env = |k: &str| std::env::var(k).ok();
+        Self::load_with(cli, &env)
+    }
+
+    /// [`Config::load`] with an explicit environment lookup (for tests).
+    ///
+    /// # Errors
+    /// As [`Config::load`].
+    pub fn load_with(
+        cli: ConfigLayer,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let env_layer = ConfigLayer::from_env(env)?;
+        let explicit = env("TOOLSUM_CONFIG").is_some_and(|v| !v.is_empty());
+        let file_layer = match config_file_path(env) {
+            Some(path) => match std::fs::read_to_string(&path) {
+                Ok(text) => ConfigLayer::from_toml(&text, &path)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                    ConfigLayer::default()
+                }
+                Err(source) => return Err(ConfigError::Read { path, source }),
+            },
+            None => ConfigLayer::default(),
+        };
+        Ok(Self::resolve(cli.or(env_layer).or(file_layer), env))
+    }
+
+    /// Applies defaults to a merged layer.
+    pub fn resolve(l: ConfigLayer, env: &dyn Fn(&str) -> Option<String>) -> Config {
+        let d = Limits::default();
+        Config {
+            socket: l.socket.unwrap_or_else(|| default_socket_path(env)),
+            model: l.model,
+            threads: l.threads,
+            device: l.device.unwrap_or_else(|| "cpu".into()),
+            limits: Limits {
+                token_limit: l.token_limit.unwrap_or(d.token_limit),
+                summarize_limit: l.summarize_limit.unwrap_or(d.summarize_limit),
+                prefill_budget: l.prefill_budget.unwrap_or(d.prefill_budget),
+                max_new_tokens: l.max_new_tokens.unwrap_or(d.max_new_tokens),
+                preview_chars: l.preview_chars.unwrap_or(d.preview_chars),
+            },
+            deadline_ms: l.deadline_ms.unwrap_or(DEFAULT_DEADLINE_MS),
+            queue_capacity: l.queue_capacity.unwrap_or(DEFAULT_QUEUE_CAPACITY).max(1),
+            max_connections: l.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS).max(1),
+            read_timeout_ms: l.read_timeout_ms.unwrap_or(DEFAULT_READ_TIMEOUT_MS),
+            idle_timeout_ms: l.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
+            max_request_bytes: l.max_request_bytes.unwrap_or(DEFAULT_MAX_REQUEST_BYTES),
+            grace_ms: l.grace_ms.unwrap_or(DEFAULT_GRACE_MS),
+            spawn_timeout_ms: l.spawn_timeout_ms.unwrap_or(DEFAULT_SPAWN_TIMEOUT_MS),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| m.get(k).cloned()
+    }
+
+    #[test]
+    fn flags_beat_env_beat_file_beat_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(
+            &file,
+            "token_limit = 111\nsummarize_limit = 222\nqueue_capacity = 3\nmodel = \"small\"\n",
+        )
+        .unwrap();
+        let env = env_of(&[
+            ("TOOLSUM_CONFIG", file.to_str().unwrap()),
+            ("TOOLSUM_TOKEN_LIMIT", "999"),
+            ("TOOLSUM_SUMMARIZE_LIMIT", "888"),
+            ("XDG_RUNTIME_DIR", "/run/user/7"),
+        ]);
+        let cli = ConfigLayer {
+            token_limit: Some(5),
+            ..Default::default()
+        };
+        let c = Config::load_with(cli, &env).unwrap();
+        assert_eq!(c.limits.token_limit, 5);
+        assert_eq!(c.limits.summarize_limit, 888);
+        assert_eq!(c.queue_capacity, 3);
+        assert_eq!(c.model.as_deref(), Some("small"));
+        assert_eq!(c.deadline_ms, DEFAULT_DEADLINE_MS);
+        assert_eq!(c.limits.prefill_budget, Limits::default().prefill_budget);
+        assert_eq!(c.socket, PathBuf::from("/run/user/7/toolsum/toolsum.sock"));
+    }
+
+    #[test]
+    fn unknown_key_and_bad_env_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "tokn_limit = 1\n").unwrap();
+        let env = env_of(&[("TOOLSUM_CONFIG", file.to_str().unwrap())]);
+        assert!(matches!(
+            Config::load_with(ConfigLayer::default(), &env),
+            Err(ConfigError::Parse { .. })
+        ));
+        let env = env_of(&[("TOOLSUM_THREADS", "four")]);
+        assert!(matches!(
+            Config::load_with(ConfigLayer::default(), &env),
+            Err(ConfigError::BadEnv {
+                var: "TOOLSUM_THREADS",
+                ..
+            })
+        ));
+        let env = env_of(&[("TOOLSUM_CONFIG", "/nonexistent/toolsum.toml")]);
+        assert!(matches!(
+            Config::load_with(ConfigLayer::default(), &env),
+            Err(ConfigError::Read { .. })
+        ));
+    }
+
+    #[test]
+    fn socket_falls_back_to_per_user_temp_dir() {
+        let env = env_of(&[("XDG_RUNTIME_DIR", "relative")]);
+        let p = default_socket_path(&env);
+        let uid = unsafe { libc::getuid() };
+        assert!(p.ends_with(format!("toolsum-{uid}/toolsum.sock")), "{p:?}");
+    }
+}

@@ -9,10 +9,12 @@
 //! - [`tokenizer`]: a `tokenizers::Tokenizer` built from a GGUF's own `tokenizer.ggml.*` metadata.
 //! - [`engine`]: the decoder-only transformer on candle, KV cache, prefix snapshot, chat template, generation.
 //! - [`guard`]: the guard pipeline (binary detection, save, count, pass-through, reduce, summarize, preview).
+//! - [`bench`]: the benchmark harness (`toolsum bench`): corpus through toolsum and baselines, scored.
 //! - [`daemon`]: protocol v1 over a Unix socket, the server, the model-owner thread and the client.
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod bench;
 pub mod config;
 pub mod daemon;
 pub mod engine;

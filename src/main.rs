@@ -100,6 +100,14 @@ enum Cmd {
         #[arg(long)]
         chat_template: Option<PathBuf>,
     },
+    /// Run the daemon (model loaded once, protocol v1 on a Unix socket).
+    Serve(toolsum::daemon::cli::ServeArgs),
+    /// Guard one tool result through the daemon (local fallback when it is unavailable).
+    Guard(toolsum::daemon::cli::GuardArgs),
+    /// Print the daemon's status.
+    Status(toolsum::daemon::cli::SocketArgs),
+    /// Stop the daemon gracefully.
+    Stop(toolsum::daemon::cli::SocketArgs),
     /// List, fetch or locate the pinned models.
     Models {
         #[command(subcommand)]
@@ -203,6 +211,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
         }
         Cmd::Models { cmd } => models_cmd(cmd)?,
+        Cmd::Serve(a) => toolsum::daemon::cli::serve_cmd(a)?,
+        Cmd::Guard(a) => toolsum::daemon::cli::guard_cmd(a)?,
+        Cmd::Status(a) => toolsum::daemon::cli::status_cmd(a)?,
+        Cmd::Stop(a) => toolsum::daemon::cli::stop_cmd(a)?,
     }
     Ok(())
 }

@@ -51,7 +51,10 @@ fn greedy_reference(tier: &str, prompt: &[u32], n: usize) -> Vec<u32> {
         M::Q(quantized_qwen2::ModelWeights::from_gguf(content, &mut f, &Device::Cpu).unwrap())
     };
     let mut fwd = |ids: &[u32], pos: usize| -> Tensor {
-        let x = Tensor::new(ids, &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+        let x = Tensor::new(ids, &Device::Cpu)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap();
         let l = match &mut m {
             M::L(m) => m.forward(&x, pos).unwrap(),
             M::Q(m) => m.forward(&x, pos).unwrap(),
@@ -116,7 +119,10 @@ fn narrate_twice(tier: &str) {
     let b = eng.generate(&req).unwrap();
     assert!(!a.text.trim().is_empty(), "empty output");
     assert!(a.generated_tokens <= 48);
-    assert_eq!(a.text, b.text, "greedy output differs between two identical calls");
+    assert_eq!(
+        a.text, b.text,
+        "greedy output differs between two identical calls"
+    );
     // The system prompt was prefilled at load: both requests start from its snapshot.
     assert!(a.cached_prefix_tokens > 0 && a.cached_prefix_tokens == b.cached_prefix_tokens);
     // Starting from the snapshot gives the same tokens as a cold start.

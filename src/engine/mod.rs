@@ -5,6 +5,7 @@
 //! It is not `Sync`: the daemon gives it to one thread (STYLE.md, habit 4).
 
 pub mod chat;
+pub mod kernels;
 pub mod model;
 
 use std::path::PathBuf;
@@ -182,8 +183,18 @@ impl Engine {
                 .with_context(|| format!("tokenizer of {}", opts.model_path.display()))?,
         );
         let template = match (&opts.chat_template, tokenizer.chat_template()) {
-            (Some(src), _) => ChatTemplate::new(src, "", "")?,
-            (None, Some(src)) => ChatTemplate::new(src, "", "")?,
+            (Some(src), _) => {
+                let name = |id: Option<u32>| {
+                    id.and_then(|i| tokenizer.id_to_token(i))
+                        .unwrap_or_default()
+                };
+                ChatTemplate::new(
+                    src,
+                    &name(tokenizer.bos_id()),
+                    &name(tokenizer.eos_ids().first().copied()),
+                )?
+            }
+            (None, Some(_)) => ChatTemplate::from_tokenizer(&tokenizer)?,
             (None, None) => anyhow::bail!(
                 "{} has no tokenizer.chat_template: pass one with --chat-template FILE",
                 opts.model_path.display()

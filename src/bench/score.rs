@@ -1,0 +1,220 @@
+//! Scores of one returned text against its input: recall of the manifest's `must_keep`
+//! strings, and facts quoted in the text that the input does not contain ("invented").
+//!
+//! Both compare with whitespace runs collapsed to one space on both sides. The fact extractor is
+//! written here on purpose rather than reusing `guard::ground`: the benchmark should not grade
+//! the pipeline with the pipeline's own checker.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Collapses every run of whitespace to one space and trims the ends.
+pub fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// How many of `must_keep` occur verbatim (whitespace collapsed) in `text`, and which are
+/// missing.
+pub fn recall(text: &str, must_keep: &[String]) -> (usize, Vec<String>) {
+    let hay = collapse(text);
+    let mut kept = 0;
+    let mut missing = Vec::new();
+    for m in must_keep {
+        if hay.contains(&collapse(m)) {
+            kept += 1;
+        } else {
+            missing.push(m.clone());
+        }
+    }
+    (kept, missing)
+}
+
+static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"https?://[^\s)\]>"'`]+"#).unwrap());
+static FILE_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[\w./-]*\w\.\w+:\d+(?::\d+)?").unwrap());
+static PATH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)+/?").unwrap());
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\d(?:[\d,._:]*\d)?").unwrap());
+static DOUBLE_QUOTED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""([^"\n]+)""#).unwrap());
+static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`\n]+)`").unwrap());
+static SINGLE_QUOTED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|[\s(\[{:=,])'([^'\n]{2,})'(?:$|[\s)\]},.;:!?])").unwrap());
+/// Lines that describe the cut rather than the input: the saved-file pointer and its hint, the
+/// unsaved-result note, an omission marker, and the summary's "shown: N of M lines" count.
+static CUT_METADATA: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?x)^\s*(?:[-*]\s*)?(?:
+            Full\ response\ saved\ to:
+          | Use\ Read\ (?:\(with\ offset/limit\)\ or\ Grep\ )?on\ that\ file
+          | The\ full\ response\ could\ not\ be\ saved
+          | \[\.\.\.\ .*\ omitted\ \.\.\.\]
+          | shown:\ [\d,]+\ of\ [\d,]+\ lines
+        )",
+    )
+    .unwrap()
+});
+
+/// The checkable facts quoted in `text` (cut-metadata lines excluded): URLs, `file:line`, paths,
+/// numbers of 3+ digits, and double-quoted, single-quoted or backticked strings. Each is
+/// returned once, in order of appearance.
+pub fn facts(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: &str| {
+        let s = s.trim_end_matches(['.', ',', ';', ':', ')']).trim();
+        if !s.is_empty() && !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    };
+    for line in text.lines().filter(|l| !CUT_METADATA.is_match(l)) {
+        // Each kind of fact is blanked out of `rest` once taken, so a number inside a path or
+        // a quoted string is not counted a second time.
+        let mut rest = line.to_string();
+        for m in URL.find_iter(line) {
+            push(m.as_str());
+            rest = rest.replace(m.as_str(), " ");
+        }
+        let quoted: Vec<String> = [&*DOUBLE_QUOTED, &*BACKTICKED, &*SINGLE_QUOTED]
+            .iter()
+            .flat_map(|re| {
+                re.captures_iter(&rest)
+                    .map(|c| c[1].to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for q in &quoted {
+            push(q);
+            rest = rest.replace(q.as_str(), " ");
+        }
+        let file_lines: Vec<String> = FILE_LINE
+            .find_iter(&rest)
+            .map(|m| m.as_str().to_string())
+            .collect();
+        for m in &file_lines {
+            push(m);
+            rest = rest.replace(m.as_str(), " ");
+        }
+        let paths: Vec<String> = PATH
+            .find_iter(&rest)
+            .map(|m| m.as_str().to_string())
+            .collect();
+        for p in &paths {
+            // A bare "a/b" is often prose ("and/or", "pass/fail"): require a path-like shape.
+            let path_like = p.starts_with('/')
+                || p.starts_with("~/")
+                || p.starts_with("./")
+                || p.starts_with("../")
+                || p.matches('/').count() >= 2
+                || p.rsplit('/').next().is_some_and(|last| {
+                    last.contains('.') && !last.ends_with('.') && !last.starts_with('.')
+                });
+            if path_like && p.len() >= 3 {
+                push(p);
+                rest = rest.replace(p.as_str(), " ");
+            }
+        }
+        for m in NUMBER.find_iter(&rest) {
+            if m.as_str().chars().filter(char::is_ascii_digit).count() >= 3 {
+                push(m.as_str());
+            }
+        }
+    }
+    out
+}
+
+/// Facts of `text` ([`facts`]) that occur nowhere in `collapsed_input` (the input after
+/// [`collapse`]). A number with thousands separators also counts as present when its digits
+/// without the commas are.
+pub fn invented(text: &str, collapsed_input: &str) -> Vec<String> {
+    facts(text)
+        .into_iter()
+        .filter(|f| {
+            let c = collapse(f);
+            if collapsed_input.contains(&c) {
+                return false;
+            }
+            let plain: String = c.chars().filter(|&ch| ch != ',').collect();
+            !(plain != c
+                && plain.chars().all(|ch| ch.is_ascii_digit() || ch == '.')
+                && collapsed_input.contains(&plain))
+        })
+        .collect()
+}
+
+/// The `q` quantile (0..=1) of `values` by the nearest-rank method; 0 for no values.
+pub fn percentile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = (q.clamp(0.0, 1.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn recall_collapses_whitespace_both_sides() {
+        let mk = s(&["a  b", "c\td", "\"x\": 1", "missing"]);
+        let (kept, missing) = recall("foo a b\nc   d \"x\":\n1", &mk);
+        assert_eq!(kept, 3);
+        assert_eq!(missing, s(&["missing"]));
+        assert_eq!(recall("", &[]).0, 0);
+    }
+
+    #[test]
+    fn facts_finds_paths_numbers_quotes_urls() {
+        let f = facts(
+            "Error in src/main.rs:42 see https://x.io/a?b=1. Value \"foo bar\" and `baz` at \
+             /var/log/syslog; took 1,234 ms, code 12, 'quoted one'.",
+        );
+        for want in [
+            "https://x.io/a?b=1",
+            "src/main.rs:42",
+            "foo bar",
+            "baz",
+            "/var/log/syslog",
+            "1,234",
+            "quoted one",
+        ] {
+            assert!(f.iter().any(|x| x == want), "{want} not in {f:?}");
+        }
+        assert!(!f.iter().any(|x| x == "12"), "{f:?}");
+        assert!(facts("pass/fail and/or").is_empty());
+    }
+
+    #[test]
+    fn cut_metadata_lines_are_not_facts() {
+        let t = "Status: ok\n- shown: 12 of 2,000 lines quoted below; 1,988 lines omitted\n\
+                 [... 1,234 lines (99,999 bytes) omitted ...]\n\n\
+                 Full response saved to: long_responses/20250101T120000.123_Bash.txt (1.0 KB, 1,024 bytes)\n\
+                 Use Read (with offset/limit) or Grep on that file for anything not shown here.";
+        assert!(facts(t).is_empty(), "{:?}", facts(t));
+    }
+
+    #[test]
+    fn invented_checks_against_collapsed_input() {
+        let input = collapse("GET /api/v1/users  returned\n status 404 after 12345 ms");
+        let inv = invented(
+            "GET /api/v1/users gave 404 after 12,345 ms; retried /api/v2/x 500 times",
+            &input,
+        );
+        assert_eq!(inv, s(&["/api/v2/x", "500"]));
+    }
+
+    #[test]
+    fn percentiles_nearest_rank() {
+        let v = [5.0, 1.0, 3.0, 2.0, 4.0];
+        assert_eq!(percentile(&v, 0.5), 3.0);
+        assert_eq!(percentile(&v, 0.95), 5.0);
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+}

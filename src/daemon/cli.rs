@@ -1,0 +1,129 @@
+//! Command-line arguments of `serve`, `guard`, `status` and `stop`, and their entry points, so
+//! the binary only adds one enum variant and one match arm per command.
+//!
+//! Every command flattens [`ConfigLayer`], so `--socket`, `--model`, `--token-limit`, ... mean
+//! the same everywhere and take precedence over `TOOLSUM_*` variables and the config file.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use super::client::{guard_cli, shutdown_cli, status_cli, GuardCliOptions, Input};
+use super::{serve, ServeOptions};
+use crate::config::{Config, ConfigLayer};
+
+/// `toolsum serve [--model M] [--socket PATH] [--threads N] [--detach]`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Settings (flags beat TOOLSUM_* env beat the config file).
+    #[command(flatten)]
+    pub config: ConfigLayer,
+    /// Start in the background and return once the daemon answers.
+    #[arg(long)]
+    pub detach: bool,
+}
+
+/// `toolsum guard --tool NAME [--args JSON] [--intent TEXT] [--session-dir DIR] [--json]
+/// [--no-spawn] [FILE|-]`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GuardArgs {
+    /// Settings (flags beat TOOLSUM_* env beat the config file).
+    #[command(flatten)]
+    pub config: ConfigLayer,
+    /// The tool's name (e.g. Bash, Read, mcp__github__search).
+    #[arg(long)]
+    pub tool: String,
+    /// The tool's arguments as JSON.
+    #[arg(long)]
+    pub args: Option<String>,
+    /// What the agent wants from the output.
+    #[arg(long)]
+    pub intent: Option<String>,
+    /// The agent session's directory (default: the current directory).
+    #[arg(long)]
+    pub session_dir: Option<PathBuf>,
+    /// Print the whole response as JSON instead of its text.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not start a daemon when none answers (guard locally instead).
+    #[arg(long)]
+    pub no_spawn: bool,
+    /// Keep base64 files inline instead of saving them decoded.
+    #[arg(long)]
+    pub keep_binary_inline: bool,
+    /// The tool output: a file, or - for stdin.
+    #[arg(default_value = "-")]
+    pub file: String,
+}
+
+/// `toolsum status [--socket PATH]` and `toolsum stop [--socket PATH]`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SocketArgs {
+    /// Settings (only `--socket` matters here).
+    #[command(flatten)]
+    pub config: ConfigLayer,
+}
+
+/// Runs `serve`.
+///
+/// # Errors
+/// As [`serve`] and [`Config::load`].
+pub fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
+    serve(ServeOptions {
+        config: Config::load(a.config)?,
+        detach: a.detach,
+    })
+}
+
+/// Runs `guard` and prints the text (or, with `--json`, the response) to stdout.
+///
+/// # Errors
+/// As [`guard_cli`]; `--args` that is not JSON.
+pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
+    let args = a
+        .args
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .context("--args is not valid JSON")?;
+    let r = guard_cli(GuardCliOptions {
+        config: Config::load(a.config)?,
+        tool: a.tool,
+        args,
+        intent: a.intent,
+        session_dir: a.session_dir,
+        input: if a.file == "-" {
+            Input::Stdin
+        } else {
+            Input::File(PathBuf::from(a.file))
+        },
+        no_spawn: a.no_spawn,
+        keep_binary_inline: a.keep_binary_inline,
+    })?;
+    if a.json {
+        println!("{}", serde_json::to_string(&r)?);
+    } else {
+        print!("{}", r.text);
+    }
+    Ok(())
+}
+
+/// Runs `status`: prints the daemon's status JSON (pretty).
+///
+/// # Errors
+/// No daemon answers.
+pub fn status_cmd(a: SocketArgs) -> anyhow::Result<()> {
+    let v = status_cli(&Config::load(a.config)?)?;
+    println!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(())
+}
+
+/// Runs `stop`: asks the daemon to shut down gracefully.
+///
+/// # Errors
+/// No daemon answers.
+pub fn stop_cmd(a: SocketArgs) -> anyhow::Result<()> {
+    let v = shutdown_cli(&Config::load(a.config)?)?;
+    println!("{v}");
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! Activations quantized per row to 8-bit blocks of 32 (GGML's Q8_1 idea: a scale and the
+//! block's scaled sum, so offset and min terms of the weights cost one multiply per block).
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::formats::BLOCK;
+
+/// `m` rows of `k` activations as 8-bit blocks.
+#[derive(Debug, Clone, Default)]
+pub struct ActQ {
+    /// Per-block scale `d = max|x| / 127`, `[m * k/32]` row-major.
+    pub d: Vec<f32>,
+    /// Per-block `d * sum(q)`, for the weights' offset term.
+    pub s: Vec<f32>,
+    /// Quants in `-127..=127`, `[m * k]` row-major.
+    pub qs: Vec<i8>,
+}
+
+/// Quantizes one block of 32 values; returns `(d, d * sum(q))`. Rounds half to even, as
+/// `_mm256_round_ps` does, so the SIMD quantizer matches it bit for bit.
+pub fn quantize_block_scalar(x: &[f32], q: &mut [i8]) -> (f32, f32) {
+    let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let d = amax / 127.0;
+    let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+    let mut sum = 0i32;
+    for (o, &v) in q.iter_mut().zip(x) {
+        let r = (v * id).round_ties_even() as i32;
+        sum += r;
+        *o = r as i8;
+    }
+    (d, d * sum as f32)
+}
+
+/// AVX2 version of [`quantize_block_scalar`] (same results).
+///
+/// # Safety
+/// `x` and `q` must hold 32 elements; the CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn quantize_block_avx2(x: *const f32, q: *mut i8) -> (f32, f32) {
+    let v = [
+        _mm256_loadu_ps(x),
+        _mm256_loadu_ps(x.add(8)),
+        _mm256_loadu_ps(x.add(16)),
+        _mm256_loadu_ps(x.add(24)),
+    ];
+    let sign = _mm256_set1_ps(-0.0);
+    let a = _mm256_max_ps(
+        _mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+        _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])),
+    );
+    let m = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    let m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    let amax = _mm_cvtss_f32(m);
+    let d = amax / 127.0;
+    let id = _mm256_set1_ps(if d != 0.0 { 1.0 / d } else { 0.0 });
+    const R: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    let i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[0], id), R));
+    let i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[1], id), R));
+    let i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[2], id), R));
+    let i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[3], id), R));
+    let s = _mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3));
+    let s = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    let s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    let sum = _mm_cvtsi128_si32(s);
+    // packs work per 128-bit lane: restore element order with a dword permutation.
+    let p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
+    let p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(q as *mut __m256i, p);
+    (d, d * sum as f32)
+}
+
+impl ActQ {
+    /// Quantizes `m` rows of `k` values (`x.len() == m * k`, `k` a multiple of 32), with SIMD
+    /// when `simd` is set (the caller has checked AVX2).
+    pub fn quantize_rows(&mut self, x: &[f32], k: usize, simd: bool) {
+        debug_assert!(k % BLOCK == 0 && x.len() % k == 0);
+        let nbt = x.len() / BLOCK;
+        self.d.resize(nbt, 0.0);
+        self.s.resize(nbt, 0.0);
+        self.qs.resize(x.len(), 0);
+        let blocks = x
+            .chunks_exact(BLOCK)
+            .zip(self.qs.chunks_exact_mut(BLOCK))
+            .zip(self.d.iter_mut().zip(self.s.iter_mut()));
+        for ((xb, qb), (d, s)) in blocks {
+            #[cfg(target_arch = "x86_64")]
+            let (dd, ss) = if simd {
+                // SAFETY: both blocks hold 32 elements; `simd` means AVX2 was detected.
+                unsafe { quantize_block_avx2(xb.as_ptr(), qb.as_mut_ptr()) }
+            } else {
+                quantize_block_scalar(xb, qb)
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let (dd, ss) = {
+                let _ = simd;
+                quantize_block_scalar(xb, qb)
+            };
+            *d = dd;
+            *s = ss;
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! Our CPU quantized matmul: weights kept in their file's quant type (repacked at load into
+//! SIMD-friendly rows), activations quantized per row to 8-bit blocks, integer dot products
+//! with AVX2 / AVX-512 VNNI / AVX-VNNI chosen at run time, and a scalar path that is always
+//! compiled and tested equal.
+//!
+//! Supported weights: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q4_K kept exactly (a Q4_K sub-block of
+//! 32 is a Q4_1-style block with f32 scale and min); other K-quants (Q6_K, Q5_K, Q3_K, Q2_K)
+//! are re-quantized to Q8_0 at load. F32/F16/BF16 stay on candle's path ([`QLinear::new`]
+//! returns `None`).
+//!
+//! Math per weight row `j`, activation row `i`, over blocks `b` of 32:
+//! `y[i,j] = sum_b dw[j,b] * dy[i,b] * dot(u[j,b], q[i,b]) + c[j,b] * dy[i,b] * sum(q[i,b])`,
+//! with `u` the unsigned (or signed, for Q8_0 off VNNI) weight quants and `c` the block offset;
+//! the second term is a small `[m, nb] x [nb, n]` product done per task after the tiles.
+//!
+//! Threads: the weight rows are cut into about 4 chunks per thread of the global rayon pool and
+//! handed out by rayon's work stealing, so a core taken by another process only slows the
+//! chunks it would have run instead of stalling a barrier.
+
+pub mod act;
+pub mod formats;
+#[cfg(target_arch = "x86_64")]
+pub mod x86;
+
+use candle_core::quantized::{GgmlDType, QTensor};
+use candle_core::{DType, Device, Tensor};
+use rayon::prelude::*;
+
+use act::ActQ;
+use formats::{Layout, Packed, BLOCK};
+
+/// An instruction-set path for the integer dot products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// Portable Rust, always available; the reference the SIMD paths are tested against.
+    Scalar,
+    /// AVX2 + FMA (`vpmaddubsw`/`vpmaddwd`).
+    Avx2,
+    /// AVX-512 VNNI with VL on 256-bit vectors (`vpdpbusd`, 32 vector registers).
+    Avx512Vnni,
+    /// AVX-VNNI (`vpdpbusd`, VEX-encoded, 16 registers).
+    AvxVnni,
+}
+
+impl Isa {
+    /// The best path this CPU supports (run-time detection).
+    pub fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+            if avx2
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("avx512vnni")
+            {
+                return Isa::Avx512Vnni;
+            }
+            if avx2 && is_x86_feature_detected!("avxvnni") {
+                return Isa::AvxVnni;
+            }
+            if avx2 {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Scalar
+    }
+
+    /// Every path this CPU can run, scalar first (for tests and benchmarks).
+    pub fn available() -> Vec<Isa> {
+        let mut v = vec![Isa::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+                v.push(Isa::Avx2);
+                if is_x86_feature_detected!("avxvnni") {
+                    v.push(Isa::AvxVnni);
+                }
+                if is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512vl")
+                    && is_x86_feature_detected!("avx512vnni")
+                {
+                    v.push(Isa::Avx512Vnni);
+                }
+            }
+        }
+        v
+    }
+
+    /// Short name used in [`QLinear::kernel_name`] (`scalar`, `avx2`, `avx512vnni`, `avxvnni`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512Vnni => "avx512vnni",
+            Isa::AvxVnni => "avxvnni",
+        }
+    }
+
+    /// Whether Q8_0 weights are biased to unsigned (VNNI), so their offset term applies.
+    fn biased_i8(self) -> bool {
+        matches!(self, Isa::Avx512Vnni | Isa::AvxVnni)
+    }
+}
+
+/// A quantized linear layer `y = x W^T` on the CPU: `W` is `[n, k]` (candle's `QMatMul`
+/// weight shape), `x` is `[.., k]` f32, `y` is `[.., n]` f32.
+#[derive(Debug, Clone)]
+pub struct QLinear {
+    w: Packed,
+    isa: Isa,
+    /// Name of the file's type, with the conversion if any (e.g. `Q6_K→Q8_0`).
+    source: String,
+}
+
+fn dtype_name(d: GgmlDType) -> &'static str {
+    match d {
+        GgmlDType::F32 => "F32",
+        GgmlDType::F16 => "F16",
+        GgmlDType::BF16 => "BF16",
+        GgmlDType::Q4_0 => "Q4_0",
+        GgmlDType::Q4_1 => "Q4_1",
+        GgmlDType::Q5_0 => "Q5_0",
+        GgmlDType::Q5_1 => "Q5_1",
+        GgmlDType::Q8_0 => "Q8_0",
+        GgmlDType::Q8_1 => "Q8_1",
+        GgmlDType::Q2K => "Q2_K",
+        GgmlDType::Q3K => "Q3_K",
+        GgmlDType::Q4K => "Q4_K",
+        GgmlDType::Q5K => "Q5_K",
+        GgmlDType::Q6K => "Q6_K",
+        GgmlDType::Q8K => "Q8_K",
+    }
+}
+
+impl QLinear {
+    /// Builds the layer from a 2-D CPU `QTensor` `[n, k]`, for `isa` (use [`Isa::detect`]).
+    /// Returns `Ok(None)` when this type has no kernel here (F32/F16/BF16, Q8_1, Q8_K), the
+    /// tensor is not 2-D, not on the CPU, or `k` is not a multiple of 32.
+    ///
+    /// # Errors
+    /// Candle errors reading the tensor's bytes or re-quantizing a K-quant to Q8_0.
+    pub fn new(t: &QTensor, isa: Isa) -> candle_core::Result<Option<QLinear>> {
+        let dims = t.shape().dims();
+        if dims.len() != 2 || dims[1] % BLOCK != 0 {
+            return Ok(None);
+        }
+        let (n, k) = (dims[0], dims[1]);
+        let dt = t.dtype();
+        if formats::block_geometry(dt).is_some() {
+            let data = t.data()?;
+            let w = formats::pack(dt, &data, n, k);
+            return Ok(w.map(|w| QLinear {
+                w,
+                isa,
+                source: dtype_name(dt).to_string(),
+            }));
+        }
+        match dt {
+            GgmlDType::Q6K | GgmlDType::Q5K | GgmlDType::Q3K | GgmlDType::Q2K => {
+                let q8 = QTensor::quantize(&t.dequantize(&Device::Cpu)?, GgmlDType::Q8_0)?;
+                let data = q8.data()?;
+                let w = formats::pack(GgmlDType::Q8_0, &data, n, k);
+                Ok(w.map(|w| QLinear {
+                    w,
+                    isa,
+                    source: format!("{}→Q8_0", dtype_name(dt)),
+                }))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Output features `n`.
+    pub fn n(&self) -> usize {
+        self.w.n
+    }
+
+    /// Input features `k`.
+    pub fn k(&self) -> usize {
+        self.w.k
+    }
+
+    /// The path in use.
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// The same weights on another path (tests and benchmarks compare paths with it).
+    pub fn with_isa(&self, isa: Isa) -> QLinear {
+        QLinear {
+            isa,
+            ..self.clone()
+        }
+    }
+
+    /// `type/isa`, e.g. `Q5_0/avx512vnni` or `Q6_K→Q8_0/avx2`.
+    pub fn kernel_name(&self) -> String {
+        format!("{}/{}", self.source, self.isa.name())
+    }
+
+    /// The weights dequantized to f32, `[n * k]` row-major.
+    pub fn dequantize(&self) -> Vec<f32> {
+        self.w.dequantize()
+    }
+
+    /// `out[i * n + j] = sum_k x[i * k + kk] * W[j, kk]` for `m = x.len() / k` rows.
+    ///
+    /// # Panics
+    /// If `x.len()` is not a multiple of `k` or `out.len() != m * n`.
+    pub fn matmul(&self, x: &[f32], out: &mut [f32]) {
+        let (n, k) = (self.w.n, self.w.k);
+        assert!(x.len() % k == 0, "input length {} is not a multiple of k = {k}", x.len());
+        let m = x.len() / k;
+        assert_eq!(out.len(), m * n, "output length");
+        if m == 0 || n == 0 {
+            return;
+        }
+        let mut a = ActQ::default();
+        a.quantize_rows(x, k, self.isa != Isa::Scalar);
+        let threads = rayon::current_num_threads().max(1);
+        // About 4 chunks per thread, a multiple of 4 rows (the widest tile).
+        let chunk = n.div_ceil(threads * 4).next_multiple_of(4).max(4);
+        let nchunks = n.div_ceil(chunk);
+        let o = OutPtr(out.as_mut_ptr());
+        let run = |c: usize| {
+            let j0 = c * chunk;
+            let j1 = (j0 + chunk).min(n);
+            // SAFETY: tasks write disjoint columns j0..j1 of the m x n output, which outlives
+            // the parallel loop; `a` holds m rows of k.
+            unsafe { self.rows(&a, m, j0, j1, o.get()) };
+        };
+        if nchunks == 1 || threads == 1 {
+            (0..nchunks).for_each(run);
+        } else {
+            (0..nchunks).into_par_iter().for_each(run);
+        }
+    }
+
+    /// Computes weight rows `j0..j1` for all `m` rows of `a`, offset term included.
+    ///
+    /// # Safety
+    /// `out` is valid for `m * n` f32 and no other thread writes columns `j0..j1`.
+    unsafe fn rows(&self, a: &ActQ, m: usize, j0: usize, j1: usize, out: *mut f32) {
+        let w = &self.w;
+        #[cfg(target_arch = "x86_64")]
+        {
+            let o = x86::Out { ptr: out, ld: w.n };
+            macro_rules! go {
+                ($isa:ident) => {
+                    match x86::tag(w.layout) {
+                        x86::L_U4 => x86::$isa::rows::<{ x86::L_U4 }>(w, a, m, j0, j1, o),
+                        x86::L_U5 => x86::$isa::rows::<{ x86::L_U5 }>(w, a, m, j0, j1, o),
+                        _ => x86::$isa::rows::<{ x86::L_I8 }>(w, a, m, j0, j1, o),
+                    }
+                };
+            }
+            match self.isa {
+                Isa::Scalar => scalar_rows(w, a, m, j0, j1, out),
+                Isa::Avx2 => go!(avx2),
+                Isa::Avx512Vnni => go!(avx512vnni),
+                Isa::AvxVnni => go!(avxvnni),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        scalar_rows(w, a, m, j0, j1, out);
+        if w.layout != Layout::I8 || self.isa.biased_i8() {
+            offset_term(w, a, m, j0, j1, out);
+        }
+    }
+
+    /// Applies the layer to a candle tensor `[.., k]` (any float dtype; computed in f32) on
+    /// the CPU and returns `[.., n]` f32.
+    ///
+    /// # Errors
+    /// If the last dimension is not `k` or the tensor is not on the CPU.
+    pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        if !x.device().is_cpu() {
+            candle_core::bail!("QLinear runs on the CPU only");
+        }
+        let dims = x.dims();
+        let k = *dims.last().unwrap_or(&0);
+        if k != self.w.k {
+            candle_core::bail!("QLinear: input last dim {k} != k {}", self.w.k);
+        }
+        let xv = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
+        let m = xv.len() / k;
+        let mut out = vec![0f32; m * self.w.n];
+        self.matmul(&xv, &mut out);
+        let mut od = dims.to_vec();
+        *od.last_mut().expect("non-empty dims") = self.w.n;
+        Tensor::from_vec(out, od, x.device())
+    }
+}
+
+#[derive(Clone, Copy)]
+struct OutPtr(*mut f32);
+// SAFETY: used only to write disjoint columns from rayon tasks (see `QLinear::matmul`).
+unsafe impl Send for OutPtr {}
+// SAFETY: as above.
+unsafe impl Sync for OutPtr {}
+impl OutPtr {
+    fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
+/// The portable kernel: integer dot per block, f32 accumulate (same math as the SIMD tiles;
+/// I8 weights stay signed so no offset term is needed for them).
+///
+/// # Safety
+/// As [`QLinear::rows`].
+unsafe fn scalar_rows(w: &Packed, a: &ActQ, m: usize, j0: usize, j1: usize, out: *mut f32) {
+    let nb = w.nb();
+    let mut wq = vec![[0i32; 32]; nb];
+    for j in j0..j1 {
+        for (b, q) in wq.iter_mut().enumerate() {
+            *q = w.quants(j * nb + b);
+        }
+        for i in 0..m {
+            let mut acc = 0f32;
+            for (b, q) in wq.iter().enumerate() {
+                let y = &a.qs[(i * nb + b) * 32..(i * nb + b) * 32 + 32];
+                let dot: i32 = q.iter().zip(y).map(|(&u, &v)| u * v as i32).sum();
+                acc += w.d[j * nb + b] * a.d[i * nb + b] * dot as f32;
+            }
+            *out.add(i * w.n + j) = acc;
+        }
+    }
+}
+
+/// Adds `sum_b c[j,b] * s[i,b]` to `out[i, j]` for `j0..j1`.
+///
+/// # Safety
+/// As [`QLinear::rows`].
+unsafe fn offset_term(w: &Packed, a: &ActQ, m: usize, j0: usize, j1: usize, out: *mut f32) {
+    let nb = w.nb();
+    for j in j0..j1 {
+        let c = &w.c[j * nb..(j + 1) * nb];
+        for i in 0..m {
+            let s = &a.s[i * nb..(i + 1) * nb];
+            // 8 partial sums so the loop vectorizes.
+            let mut p = [0f32; 8];
+            let (cc, cr) = c.split_at(nb / 8 * 8);
+            let (sc, sr) = s.split_at(nb / 8 * 8);
+            for (c8, s8) in cc.chunks_exact(8).zip(sc.chunks_exact(8)) {
+                for l in 0..8 {
+                    p[l] += c8[l] * s8[l];
+                }
+            }
+            let mut t: f32 = p.iter().sum();
+            for (x, y) in cr.iter().zip(sr) {
+                t += x * y;
+            }
+            *out.add(i * w.n + j) += t;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
