@@ -15,6 +15,7 @@
 //! | `prefill_budget` | `TOOLSUM_PREFILL_BUDGET` | 1,500 | tool tokens in the prompt |
 //! | `max_new_tokens` | `TOOLSUM_MAX_NEW_TOKENS` | 256 | generated tokens |
 //! | `preview_chars` | `TOOLSUM_PREVIEW_CHARS` | 2,000 | head and tail chars of a preview |
+//! | `model_ms` | `TOOLSUM_MODEL_MS` | 8,000 | time the model may spend on one summary (ms) |
 //! | `deadline_ms` | `TOOLSUM_DEADLINE_MS` | 60,000 | per-request deadline (ms) |
 //! | `queue_capacity` | `TOOLSUM_QUEUE_CAPACITY` | 16 | model jobs waiting before `overloaded` |
 //! | `max_connections` | `TOOLSUM_MAX_CONNECTIONS` | 64 | concurrent client connections |
@@ -114,6 +115,9 @@ pub struct ConfigLayer {
     /// Characters of head and of tail in a preview.
     #[arg(long)]
     pub preview_chars: Option<usize>,
+    /// Time the model may spend on one summary (ms); the input is sized to fit it.
+    #[arg(long)]
+    pub model_ms: Option<u64>,
     /// Per-request deadline (ms).
     #[arg(long)]
     pub deadline_ms: Option<u64>,
@@ -180,6 +184,7 @@ impl ConfigLayer {
             prefill_budget: env_parse(env, "TOOLSUM_PREFILL_BUDGET")?,
             max_new_tokens: env_parse(env, "TOOLSUM_MAX_NEW_TOKENS")?,
             preview_chars: env_parse(env, "TOOLSUM_PREVIEW_CHARS")?,
+            model_ms: env_parse(env, "TOOLSUM_MODEL_MS")?,
             deadline_ms: env_parse(env, "TOOLSUM_DEADLINE_MS")?,
             queue_capacity: env_parse(env, "TOOLSUM_QUEUE_CAPACITY")?,
             max_connections: env_parse(env, "TOOLSUM_MAX_CONNECTIONS")?,
@@ -214,6 +219,7 @@ impl ConfigLayer {
             prefill_budget: self.prefill_budget.or(lower.prefill_budget),
             max_new_tokens: self.max_new_tokens.or(lower.max_new_tokens),
             preview_chars: self.preview_chars.or(lower.preview_chars),
+            model_ms: self.model_ms.or(lower.model_ms),
             deadline_ms: self.deadline_ms.or(lower.deadline_ms),
             queue_capacity: self.queue_capacity.or(lower.queue_capacity),
             max_connections: self.max_connections.or(lower.max_connections),
@@ -329,6 +335,7 @@ impl Config {
                 prefill_budget: l.prefill_budget.unwrap_or(d.prefill_budget),
                 max_new_tokens: l.max_new_tokens.unwrap_or(d.max_new_tokens),
                 preview_chars: l.preview_chars.unwrap_or(d.preview_chars),
+                model_ms: l.model_ms.unwrap_or(d.model_ms),
             },
             deadline_ms: l.deadline_ms.unwrap_or(DEFAULT_DEADLINE_MS),
             queue_capacity: l.queue_capacity.unwrap_or(DEFAULT_QUEUE_CAPACITY).max(1),

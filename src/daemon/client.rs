@@ -267,6 +267,7 @@ pub fn guard_cli(opts: GuardCliOptions) -> anyhow::Result<GuardResponse> {
         "prefill_budget": cfg.limits.prefill_budget,
         "max_new_tokens": cfg.limits.max_new_tokens,
         "preview_chars": cfg.limits.preview_chars,
+        "model_ms": cfg.limits.model_ms,
         "deadline_ms": cfg.deadline_ms,
         "keep_binary_inline": opts.keep_binary_inline,
     });
@@ -285,12 +286,11 @@ pub fn guard_cli(opts: GuardCliOptions) -> anyhow::Result<GuardResponse> {
             stdin_bytes = Some(b);
         }
     }
-    let started = std::time::Instant::now();
     let daemon = (|| -> anyhow::Result<GuardResponse> {
         let mut c = connect_or_spawn(cfg, !opts.no_spawn)?;
-        let wait = cfg.deadline_ms + CLIENT_SLACK_MS;
-        let left = Duration::from_millis(wait).saturating_sub(started.elapsed());
-        c.set_timeout(Some(left.max(Duration::from_secs(1))))?;
+        // The deadline counts from the request, not from a daemon start the client waited for.
+        let wait = Duration::from_millis(cfg.deadline_ms + CLIENT_SLACK_MS);
+        c.set_timeout(Some(wait.max(Duration::from_secs(1))))?;
         Ok(c.guard(&req)?)
     })();
     let why = match daemon {

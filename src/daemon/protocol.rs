@@ -111,6 +111,8 @@ pub struct RawRequest {
     pub max_new_tokens: Option<usize>,
     /// Head and tail characters of a preview.
     pub preview_chars: Option<usize>,
+    /// Time the model may spend (ms); see `guard::Limits::model_ms`.
+    pub model_ms: Option<u64>,
     /// Keep base64 files inline instead of saving them decoded.
     pub keep_binary_inline: Option<bool>,
     /// Deadline for this request, from its arrival (ms).
@@ -153,6 +155,8 @@ pub struct GuardCall {
     pub max_new_tokens: Option<usize>,
     /// Per-request limit override.
     pub preview_chars: Option<usize>,
+    /// Time the model may spend (ms); see `guard::Limits::model_ms`.
+    pub model_ms: Option<u64>,
     /// Keep base64 files inline.
     pub keep_binary_inline: bool,
     /// Deadline from arrival (ms); `None` = the daemon default.
@@ -274,6 +278,7 @@ pub fn validate(raw: &mut RawRequest) -> Result<Request, ProtocolError> {
                 prefill_budget: raw.prefill_budget,
                 max_new_tokens: raw.max_new_tokens,
                 preview_chars: raw.preview_chars,
+                model_ms: raw.model_ms,
                 keep_binary_inline: raw.keep_binary_inline.unwrap_or(false),
                 deadline_ms: raw.deadline_ms,
                 content,

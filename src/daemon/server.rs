@@ -480,6 +480,7 @@ async fn guard(
             prefill_budget: call.prefill_budget.unwrap_or(d.prefill_budget),
             max_new_tokens: call.max_new_tokens.unwrap_or(d.max_new_tokens),
             preview_chars: call.preview_chars.unwrap_or(d.preview_chars),
+            model_ms: call.model_ms.unwrap_or(d.model_ms),
         },
         keep_binary_inline: call.keep_binary_inline,
         deadline: Some(deadline),

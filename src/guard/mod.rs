@@ -49,6 +49,11 @@ pub struct Limits {
     pub max_new_tokens: usize,
     /// Characters (Unicode scalar values) of head and of tail in a preview (default 2,000 each).
     pub preview_chars: usize,
+    /// Time the model may spend on one summary (ms, default 8,000): the model's input and
+    /// output are sized from the engine's measured prefill/decode speeds to fit it, so a summary
+    /// answers in about this time whatever the request's (hard) deadline. 0 = no model, the
+    /// reduction alone. Chosen for the p50 <= 10 s end-to-end target on a 2-core CPU.
+    pub model_ms: u64,
 }
 
 impl Default for Limits {
@@ -59,6 +64,7 @@ impl Default for Limits {
             prefill_budget: 1_500,
             max_new_tokens: 256,
             preview_chars: 2_000,
+            model_ms: 8_000,
         }
     }
 }

@@ -280,7 +280,7 @@ impl SummaryJob {
             let budget = SummaryBudget {
                 prefill_budget: self.limits.prefill_budget,
                 max_new_tokens: self.limits.max_new_tokens,
-                deadline: self.deadline,
+                deadline: Some(self.model_deadline()),
             };
             summarize(&input, &budget, counter, narrator)
         };
@@ -322,6 +322,16 @@ impl SummaryJob {
         let mut r = self.preview_response(&header, &f, reason.to_string());
         r.tokens.output = r.text.len();
         r
+    }
+
+    /// When the model must be done: the request's deadline or `limits.model_ms` from now,
+    /// whichever comes first.
+    fn model_deadline(&self) -> Instant {
+        let soft = Instant::now() + std::time::Duration::from_millis(self.limits.model_ms);
+        match self.deadline {
+            Some(d) if d < soft => d,
+            _ => soft,
+        }
     }
 
     /// When the model step must give up (from the request).
