@@ -473,19 +473,21 @@ fn ema(old: f64, new: f64) -> f64 {
     }
 }
 
-/// True when the tail of `gen` is one block of 2..=32 tokens repeated at least 3 times in a row
-/// (a decoding loop), or a single token repeated 8 times.
+/// Shortest run (tokens) of a repeated block that counts as a decoding loop: short runs such as
+/// a `-----` rule or `1, 1, 1` are legitimate output.
+const LOOP_MIN_SPAN: usize = 16;
+
+/// True when the tail of `gen` is one block of 1..=32 tokens repeated back to back at least
+/// 3 times and over at least [`LOOP_MIN_SPAN`] tokens (a decoding loop).
 fn detect_loop(gen: &[u32]) -> bool {
     let n = gen.len();
-    if n >= 8 && gen[n - 8..].iter().all(|&t| t == gen[n - 1]) {
-        return true;
-    }
-    for period in 2..=32usize {
-        if n < period * 3 {
-            break;
+    for period in 1..=32usize {
+        let reps = 3usize.max(LOOP_MIN_SPAN.div_ceil(period));
+        if n < period * reps {
+            continue;
         }
         let tail = &gen[n - period..];
-        if (1..3).all(|k| &gen[n - period * (k + 1)..n - period * k] == tail) {
+        if (1..reps).all(|k| &gen[n - period * (k + 1)..n - period * k] == tail) {
             return true;
         }
     }
@@ -517,14 +519,24 @@ mod tests {
     #[test]
     fn loop_detector() {
         assert!(!detect_loop(&[1, 2, 3, 4, 5, 6]));
-        assert!(detect_loop(&[9, 1, 2, 1, 2, 1, 2]));
-        assert!(detect_loop(&[5; 8]));
-        assert!(!detect_loop(&[5; 7]));
-        let block = [10, 11, 12, 13, 14];
+        assert!(
+            !detect_loop(&[9, 1, 2, 1, 2, 1, 2]),
+            "a short run is not a loop"
+        );
+        assert!(!detect_loop(&[5; 15]));
+        assert!(detect_loop(&[5; 16]));
+        let mut v = vec![9];
+        for _ in 0..8 {
+            v.extend([1, 2]);
+        }
+        assert!(detect_loop(&v));
+        let block = [10, 11, 12, 13, 14, 15, 16];
         let mut v = vec![1, 2];
-        for _ in 0..3 {
+        for _ in 0..2 {
             v.extend(block);
         }
+        assert!(!detect_loop(&v), "two repeats are not a loop");
+        v.extend(block);
         assert!(detect_loop(&v));
     }
 
