@@ -108,6 +108,8 @@ enum Cmd {
     Status(toolsum::daemon::cli::SocketArgs),
     /// Stop the daemon gracefully.
     Stop(toolsum::daemon::cli::SocketArgs),
+    /// Benchmark the corpus through the daemon against head / head+tail cuts.
+    Bench(toolsum::bench::cli::BenchArgs),
     /// List, fetch or locate the pinned models.
     Models {
         #[command(subcommand)]
@@ -215,6 +217,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Guard(a) => toolsum::daemon::cli::guard_cmd(a)?,
         Cmd::Status(a) => toolsum::daemon::cli::status_cmd(a)?,
         Cmd::Stop(a) => toolsum::daemon::cli::stop_cmd(a)?,
+        Cmd::Bench(a) => {
+            toolsum::bench::cli::bench_cmd(a)?;
+        }
     }
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! Integration tests, compiled as one crate (STYLE.md, tier 2 and 3).
+mod bench;
 mod daemon;
 mod engine;
+mod faults;
 mod tokenizer;
 mod util;

@@ -36,6 +36,9 @@ pub struct BenchArgs {
     /// Token limit of each guard request (results at or under it pass through).
     #[arg(long)]
     pub token_limit: Option<usize>,
+    /// Time the model may spend on each summary (ms), sent as model_ms.
+    #[arg(long)]
+    pub model_ms: Option<u64>,
     /// Model compute threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -63,6 +66,7 @@ impl From<BenchArgs> for BenchOptions {
             naive_context: a.naive_context,
             deadline_ms: a.deadline_ms,
             token_limit: a.token_limit,
+            model_ms: a.model_ms,
             threads: a.threads,
             start_timeout_ms: a.start_timeout_ms,
             chart: !a.no_chart,

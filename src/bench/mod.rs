@@ -76,6 +76,9 @@ pub struct BenchOptions {
     pub deadline_ms: Option<u64>,
     /// Sent as each request's `token_limit`; `None` = the daemon's default (15,000).
     pub token_limit: Option<usize>,
+    /// Sent as each request's `model_ms` (time the model may spend); `None` = the daemon's
+    /// default.
+    pub model_ms: Option<u64>,
     /// Model compute threads (daemon and naive); `None` = all cores.
     pub threads: Option<usize>,
     /// Longest wait for the daemon to load and answer (ms).
@@ -99,6 +102,7 @@ impl Default for BenchOptions {
             naive_context: NAIVE_CONTEXT,
             deadline_ms: None,
             token_limit: None,
+            model_ms: None,
             threads: None,
             start_timeout_ms: DEFAULT_START_TIMEOUT_MS,
             chart: true,
@@ -221,6 +225,8 @@ pub struct BenchReport {
     pub deadline_ms: Option<u64>,
     /// The `token_limit` sent with each request, if any.
     pub token_limit: Option<usize>,
+    /// The `model_ms` sent with each request, if any.
+    pub model_ms: Option<u64>,
     /// One row per file and system, files in manifest order, systems in [`SYSTEMS`] order.
     pub rows: Vec<Row>,
     /// Totals per system, in [`SYSTEMS`] order (systems that ran).
@@ -276,7 +282,13 @@ fn score_row(
     counter: &dyn TokenCounter,
 ) -> Row {
     let (kept, missing) = score::recall(&text, &input.row.must_keep);
-    let invented = score::invented(&text, &input.collapsed);
+    let sizes = [
+        input.bytes.len() as u64,
+        input.text.lines().count() as u64,
+        input.text.split('\n').count() as u64,
+        input.text.chars().count() as u64,
+    ];
+    let invented = score::invented(&text, &input.collapsed, &sizes);
     let output_tokens = counter.count(&text);
     let must = input.row.must_keep.len();
     Row {
@@ -444,6 +456,9 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
         }
         if let Some(tl) = opts.token_limit {
             req["token_limit"] = json!(tl);
+        }
+        if let Some(m) = opts.model_ms {
+            req["model_ms"] = json!(m);
         }
         put_content(&mut req, &inp.bytes);
         let t = Instant::now();
@@ -617,6 +632,7 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
         corpus: opts.corpus.clone(),
         deadline_ms: opts.deadline_ms,
         token_limit: opts.token_limit,
+        model_ms: opts.model_ms,
         rows,
         totals,
         daemon: stats,

@@ -152,8 +152,10 @@ pub fn markdown(rep: &BenchReport) -> String {
         rep.totals.first().map_or(0, |t| t.files)
     ));
     s.push_str(&format!(
-        "- deadline_ms: {}; token_limit: {}\n",
+        "- deadline_ms: {}; model_ms: {}; token_limit: {}\n",
         rep.deadline_ms
+            .map_or("daemon default".into(), |d| d.to_string()),
+        rep.model_ms
             .map_or("daemon default".into(), |d| d.to_string()),
         rep.token_limit
             .map_or("daemon default".into(), |d| d.to_string())
@@ -171,7 +173,8 @@ pub fn markdown(rep: &BenchReport) -> String {
     s.push_str(
         "- recall: share of must_keep strings found verbatim (whitespace collapsed); invented: \
          paths, file:line, URLs, 3+ digit numbers and quoted strings not in the input (pointer, \
-         omission and shown/omitted lines excluded)\n\n",
+         omission and shown/omitted lines and L<n> line references excluded; the input's own byte \
+         and line counts accepted); recall total = kept/all must_keep strings\n\n",
     );
     s.push_str("| file | system | result | recall | invented | out tok | out/in | wall s | count ms | reduce ms | prefill ms | decode ms |\n");
     s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -356,7 +359,7 @@ pub fn chart(rep: &BenchReport, path: &Path) -> anyhow::Result<()> {
         ch.configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
+            .position(SeriesLabelPosition::MiddleRight)
             .label_font(("sans-serif", 14))
             .draw()?;
     }

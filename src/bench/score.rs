@@ -40,14 +40,20 @@ static DOUBLE_QUOTED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""([^"\n]+
 static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`\n]+)`").unwrap());
 static SINGLE_QUOTED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:^|[\s(\[{:=,])'([^'\n]{2,})'(?:$|[\s)\]},.;:!?])").unwrap());
+/// Line references into the saved file (`L794`, `L12-L40`, `L5-9`) and repeat counts (`×539`):
+/// locations, not facts quoted from the input.
+static LINE_REF: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\bL\d+(?:[-–]L?\d+)?\b|×\d+").unwrap());
 /// Lines that describe the cut rather than the input: the saved-file pointer and its hint, the
-/// unsaved-result note, an omission marker, and the summary's "shown: N of M lines" count.
+/// unsaved-result note, the preview's "too large" header, an omission marker, and the summary's
+/// "shown: N of M lines" count.
 static CUT_METADATA: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?x)^\s*(?:[-*]\s*)?(?:
             Full\ response\ saved\ to:
           | Use\ Read\ (?:\(with\ offset/limit\)\ or\ Grep\ )?on\ that\ file
           | The\ full\ response\ could\ not\ be\ saved
+          | \[Output\ too\ large\ to\ summarize
           | \[\.\.\.\ .*\ omitted\ \.\.\.\]
           | shown:\ [\d,]+\ of\ [\d,]+\ lines
         )",
@@ -55,14 +61,15 @@ static CUT_METADATA: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 
-/// The checkable facts quoted in `text` (cut-metadata lines excluded): URLs, `file:line`, paths,
-/// numbers of 3+ digits, and double-quoted, single-quoted or backticked strings. Each is
-/// returned once, in order of appearance.
+/// The checkable facts quoted in `text` (cut-metadata lines and line references excluded): URLs,
+/// `file:line`, paths, numbers of 3+ digits, and double-quoted, single-quoted or backticked
+/// strings. Each is returned once, in order of appearance.
 pub fn facts(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |s: &str| {
         let s = s.trim_end_matches(['.', ',', ';', ':', ')']).trim();
-        if !s.is_empty() && !out.iter().any(|o| o == s) {
+        // A reference to a file toolsum saved points at the saved copy, like the pointer line.
+        if !s.is_empty() && !s.contains("long_responses/") && !out.iter().any(|o| o == s) {
             out.push(s.to_string());
         }
     };
@@ -113,6 +120,7 @@ pub fn facts(text: &str) -> Vec<String> {
                 rest = rest.replace(p.as_str(), " ");
             }
         }
+        let rest = LINE_REF.replace_all(&rest, " ");
         for m in NUMBER.find_iter(&rest) {
             if m.as_str().chars().filter(char::is_ascii_digit).count() >= 3 {
                 push(m.as_str());
@@ -124,8 +132,9 @@ pub fn facts(text: &str) -> Vec<String> {
 
 /// Facts of `text` ([`facts`]) that occur nowhere in `collapsed_input` (the input after
 /// [`collapse`]). A number with thousands separators also counts as present when its digits
-/// without the commas are.
-pub fn invented(text: &str, collapsed_input: &str) -> Vec<String> {
+/// without the commas are; a number equal to one of `sizes` (the input's own byte and line
+/// counts, which a summary may state) is not invented either.
+pub fn invented(text: &str, collapsed_input: &str, sizes: &[u64]) -> Vec<String> {
     facts(text)
         .into_iter()
         .filter(|f| {
@@ -134,6 +143,9 @@ pub fn invented(text: &str, collapsed_input: &str) -> Vec<String> {
                 return false;
             }
             let plain: String = c.chars().filter(|&ch| ch != ',').collect();
+            if plain.parse::<u64>().is_ok_and(|n| sizes.contains(&n)) {
+                return false;
+            }
             !(plain != c
                 && plain.chars().all(|ch| ch.is_ascii_digit() || ch == '.')
                 && collapsed_input.contains(&plain))
@@ -193,7 +205,9 @@ mod tests {
     #[test]
     fn cut_metadata_lines_are_not_facts() {
         let t = "Status: ok\n- shown: 12 of 2,000 lines quoted below; 1,988 lines omitted\n\
-                 [... 1,234 lines (99,999 bytes) omitted ...]\n\n\
+                 [... 1,234 lines (99,999 bytes) omitted ...]\n\
+                 [Output too large to summarize (at least 150,918 tokens); showing its first and last 2,000 characters.]\n\
+                 `[image/png 846x1006, 53,949 bytes, saved to long_responses/x.png]`\n\n\
                  Full response saved to: long_responses/20250101T120000.123_Bash.txt (1.0 KB, 1,024 bytes)\n\
                  Use Read (with offset/limit) or Grep on that file for anything not shown here.";
         assert!(facts(t).is_empty(), "{:?}", facts(t));
@@ -203,10 +217,12 @@ mod tests {
     fn invented_checks_against_collapsed_input() {
         let input = collapse("GET /api/v1/users  returned\n status 404 after 12345 ms");
         let inv = invented(
-            "GET /api/v1/users gave 404 after 12,345 ms; retried /api/v2/x 500 times",
+            "GET /api/v1/users gave 404 after 12,345 ms; retried /api/v2/x 500 times; \
+             L794: [×539 to L2000] 2,000 lines, 169,195 bytes, 777 errors",
             &input,
+            &[169_195, 2_000],
         );
-        assert_eq!(inv, s(&["/api/v2/x", "500"]));
+        assert_eq!(inv, s(&["/api/v2/x", "500", "777"]));
     }
 
     #[test]

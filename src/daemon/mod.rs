@@ -227,8 +227,27 @@ fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + S
 ///
 /// # Errors
 /// [`SocketError::AlreadyRunning`] when a daemon serves on the socket, an unsafe socket dir, a
+/// Threads for blocking work (reading content files, `prepare`: binary scan, count, save).
+/// Bounded so a burst of 64 clients cannot start 64 threads, each of which would also get its
+/// own malloc arena (measured: daemon RSS 411 MB after 100 requests, 1,094 MB after 1,000 with
+/// tokio's default of 512). Requests beyond it wait in tokio's queue; the model is never among them.
+pub const MAX_BLOCKING_THREADS: usize = 8;
+
+/// glibc's malloc gives each thread that allocates its own arena (up to 8 x cores), and keeps
+/// freed memory in them: with a burst of threads the daemon's RSS ratchets up and stays. Four
+/// arenas keep RSS flat across requests at no measurable cost to a daemon whose hot path is one
+/// model thread. No-op on other C libraries.
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator tuning; called before the runtime starts threads.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 4);
+    }
+}
+
 /// model that does not load, or a bind failure.
 pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
+    limit_malloc_arenas();
     let cfg = opts.config;
     let socket = cfg.socket.clone();
     let dir = socket
@@ -256,6 +275,7 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     let settings = server::ServerSettings::from_config(&cfg);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .thread_name("toolsum-io")
         .build()
         .context("starting the tokio runtime")?;

@@ -593,3 +593,160 @@ mod tests {
         drop(w);
     }
 }
+
+#[cfg(test)]
+mod parse_prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every wire kind [`ProtocolError::kind`] may yield.
+    const KINDS: &[&str] = &[
+        "bad_json",
+        "too_large",
+        "bad_request",
+        "unsupported_version",
+        "unknown_op",
+        "forbidden",
+        "overloaded",
+        "deadline",
+        "shutting_down",
+        "internal",
+        "bad_session_dir",
+        "unsafe_save_dir",
+        "disk_full",
+        "read_only",
+        "io",
+    ];
+
+    /// The response line a daemon would write for this parse outcome: one line, valid JSON.
+    fn check(line: &[u8]) -> Result<(), TestCaseError> {
+        let (id, res) = parse_request(line);
+        let resp = match &res {
+            Ok(_) => ok_response(id.as_ref(), json!({})),
+            Err(e) => {
+                prop_assert!(KINDS.contains(&e.kind()), "{}", e.kind());
+                error_response(id.as_ref(), e)
+            }
+        };
+        let text = serde_json::to_string(&resp).unwrap();
+        prop_assert!(!text.contains('\n'));
+        let back: Value = serde_json::from_str(&text).unwrap();
+        prop_assert!(back["ok"].is_boolean());
+        Ok(())
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| json!(f)),
+            any::<String>().prop_map(Value::from),
+            Just(json!("/tmp")),
+            Just(json!("relative/dir")),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map("[a-z_]{1,8}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    const FIELDS: &[&str] = &[
+        "v",
+        "op",
+        "id",
+        "tool",
+        "args",
+        "intent",
+        "session_dir",
+        "content",
+        "content_b64",
+        "content_path",
+        "token_limit",
+        "summarize_limit",
+        "prefill_budget",
+        "max_new_tokens",
+        "preview_chars",
+        "keep_binary_inline",
+        "deadline_ms",
+    ];
+
+    proptest! {
+        /// Arbitrary bytes: never a panic, always a response with a known kind.
+        #[test]
+        fn arbitrary_bytes(line in proptest::collection::vec(any::<u8>(), 0..512)) {
+            check(&line)?;
+        }
+
+        /// Objects with the real field names holding values of any type.
+        #[test]
+        fn request_shaped_objects(
+            op in prop_oneof![
+                Just("guard".to_string()),
+                Just("count".to_string()),
+                Just("status".to_string()),
+                Just("shutdown".to_string()),
+                "[a-z]{0,6}",
+            ],
+            fields in proptest::collection::vec((0..FIELDS.len(), json_value()), 0..8),
+        ) {
+            let mut obj = serde_json::Map::new();
+            obj.insert("op".into(), json!(op));
+            for (i, v) in fields {
+                obj.insert(FIELDS[i].into(), v);
+            }
+            let line = serde_json::to_vec(&Value::Object(obj)).unwrap();
+            check(&line)?;
+        }
+
+        /// A valid request with bytes flipped or cut.
+        #[test]
+        fn mutated_valid_request(
+            cut in 0usize..200,
+            flips in proptest::collection::vec((0usize..200, any::<u8>()), 0..4),
+        ) {
+            let mut line = br#"{"v":1,"op":"guard","id":7,"tool":"Bash","session_dir":"/tmp","content":"hello \u00e9 world","token_limit":10}"#.to_vec();
+            for (i, b) in flips {
+                let n = line.len();
+                line[i % n] = b;
+            }
+            line.truncate(cut.min(line.len()));
+            check(&line)?;
+        }
+
+        /// The framer on an arbitrary byte stream: lines never hold `\n`, never exceed `max`,
+        /// and the stream always ends in `Eof`.
+        #[test]
+        fn framer_on_arbitrary_stream(
+            data in proptest::collection::vec(prop_oneof![any::<u8>(), Just(b'\n'), Just(b'\r')], 0..600),
+            max in 1usize..64,
+            cap in 1usize..32,
+        ) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+            rt.block_on(async {
+                let mut r = tokio::io::BufReader::with_capacity(cap, &data[..]);
+                let mut frames = 0;
+                loop {
+                    let f = read_frame(&mut r, max, Duration::from_secs(5), Duration::from_secs(5))
+                        .await
+                        .unwrap();
+                    match f {
+                        Frame::Line(l) => {
+                            prop_assert!(!l.contains(&b'\n'));
+                            prop_assert!(l.len() <= max);
+                        }
+                        Frame::TooLarge { bytes } => prop_assert!(bytes > max),
+                        Frame::Eof => break,
+                        Frame::TimedOut => prop_assert!(false, "timed out on an in-memory stream"),
+                    }
+                    frames += 1;
+                    prop_assert!(frames <= data.len() + 1);
+                }
+                Ok(())
+            })?;
+        }
+    }
+}

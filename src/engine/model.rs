@@ -16,6 +16,8 @@ use candle_core::quantized::gguf_file::{self, Content, Value};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{DType, Device, IndexOp, Module, Tensor};
 
+use super::kernels::{Isa, QLinear};
+
 /// Architectures this engine runs (`general.architecture`).
 pub const SUPPORTED_ARCHS: &[&str] = &["llama", "qwen2"];
 
@@ -149,10 +151,27 @@ impl ModelConfig {
     }
 }
 
+/// A quantized matrix multiply, chosen at load: our CPU kernels ([`QLinear`]) where they
+/// support the weight type, candle's `QMatMul` for other devices and types.
+#[derive(Debug, Clone)]
+enum Matmul {
+    Ours(QLinear),
+    Candle(QMatMul),
+}
+
+impl Matmul {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Matmul::Ours(q) => q.forward(x),
+            Matmul::Candle(m) => m.forward(x),
+        }
+    }
+}
+
 /// A linear layer: quantized weight, optional f32 bias.
 #[derive(Debug, Clone)]
 struct Linear {
-    w: QMatMul,
+    w: Matmul,
     b: Option<Tensor>,
 }
 
@@ -174,9 +193,9 @@ struct Block {
     v: Linear,
     o: Linear,
     ffn_norm: Tensor,
-    gate: QMatMul,
-    up: QMatMul,
-    down: QMatMul,
+    gate: Matmul,
+    up: Matmul,
+    down: Matmul,
 }
 
 /// Load-time options for the weights.
@@ -200,11 +219,12 @@ pub struct Transformer {
     embd: Arc<QTensor>,
     blocks: Vec<Block>,
     out_norm: Tensor,
-    output: QMatMul,
+    output: Matmul,
     cos: Tensor,
     sin: Tensor,
     device: Device,
-    /// Count of matrices per quant type as used at run time (e.g. `{"Q8_0": 168}`), for status.
+    /// Count of matrices per kernel as used at run time, `type/path` (e.g. `{"Q5_0/avx512vnni":
+    /// 144, "Q6_K→Q8_0/avx512vnni": 12}`; candle's kernels show as `Q8_0/candle`), for status.
     pub kernel_types: HashMap<String, usize>,
 }
 
@@ -217,8 +237,10 @@ pub fn read_header(path: &Path) -> Result<(File, Content)> {
         path: path.display().to_string(),
         detail,
     };
-    let mut f = File::open(path).map_err(|e| bad(e.to_string()))?;
-    let content = gguf_file::Content::read(&mut f).map_err(|e| bad(e.to_string()))?;
+    // First line only: candle appends a backtrace to its errors when RUST_BACKTRACE is set.
+    let first = |e: &dyn std::fmt::Display| e.to_string().lines().next().unwrap_or("").to_string();
+    let mut f = File::open(path).map_err(|e| bad(first(&e)))?;
+    let content = gguf_file::Content::read(&mut f).map_err(|e| bad(first(&e)))?;
     Ok((f, content))
 }
 
@@ -240,11 +262,21 @@ impl Transformer {
                 .tensor(file, name, device)
                 .map_err(|e| ModelError::Missing(format!("tensor {name} ({e})")))
         };
-        let mut note = |t: &QTensor| {
-            *kernel_types.entry(format!("{:?}", t.dtype())).or_insert(0) += 1;
+        let isa = Isa::choose().filter(|_| device.is_cpu());
+        let mut to_matmul = |t: QTensor| -> Result<Matmul> {
+            if let Some(isa) = isa {
+                if let Some(q) = QLinear::new(&t, isa)? {
+                    *kernel_types.entry(q.kernel_name()).or_insert(0) += 1;
+                    return Ok(Matmul::Ours(q));
+                }
+            }
+            *kernel_types
+                .entry(format!("{:?}/candle", t.dtype()))
+                .or_insert(0) += 1;
+            Ok(Matmul::Candle(QMatMul::from_qtensor(t)?))
         };
         let mut mat =
-            |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<QMatMul> {
+            |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<Matmul> {
                 let t = get(name)?;
                 let t = if opts.convert_to_q8
                     && matches!(
@@ -257,8 +289,7 @@ impl Transformer {
                 } else {
                     t
                 };
-                note(&t);
-                Ok(QMatMul::from_qtensor(t)?)
+                to_matmul(t)
             };
         let f32t = |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<Tensor> {
             Ok(get(name)?.dequantize(device)?)
@@ -301,7 +332,18 @@ impl Transformer {
         }
         let out_norm = f32t("output_norm.weight", &mut get)?;
         let output = if cfg.tied_embeddings {
-            QMatMul::from_arc(embd.clone())?
+            // Our kernels keep their own repacked copy; the QTensor stays for the embedding.
+            let ours = match isa {
+                Some(isa) => QLinear::new(&embd, isa)?,
+                None => None,
+            };
+            match ours {
+                Some(q) => {
+                    *kernel_types.entry(q.kernel_name()).or_insert(0) += 1;
+                    Matmul::Ours(q)
+                }
+                _ => Matmul::Candle(QMatMul::from_arc(embd.clone())?),
+            }
         } else {
             mat("output.weight", &mut get)?
         };

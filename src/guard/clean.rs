@@ -47,7 +47,11 @@ pub fn clean(text: &str) -> Cow<'_, str> {
                 }
                 Some('(' | ')' | '*' | '+' | '-' | '.' | '/' | '#' | '%' | ' ') => {
                     it.next();
-                    it.next();
+                    // The designator byte, but never a newline (a cut-off `ESC (` at a line's
+                    // end must not merge two lines; found by `clean_prop`).
+                    if it.peek() != Some(&'\n') {
+                        it.next();
+                    }
                 }
                 Some('\n') | None => {}
                 Some(_) => {
@@ -249,5 +253,51 @@ mod tests {
     #[test]
     fn non_ascii_overwrite() {
         assert_eq!(clean("日本語\rab"), "ab語");
+    }
+}
+
+#[cfg(test)]
+mod clean_prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Arbitrary text with escape-heavy pieces: no panic, no ESC/CSI/`\r` left, and exactly
+        /// as many lines out as in (an escape never eats or adds a newline).
+        #[test]
+        fn keeps_line_count_and_drops_escapes(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    any::<String>(),
+                    Just("\x1b".to_string()),
+                    Just("\x1b[".to_string()),
+                    Just("\x1b]8;;".to_string()),
+                    Just("\x1b(".to_string()),
+                    Just("\u{9b}".to_string()),
+                    Just("\r".to_string()),
+                    Just("\r\n".to_string()),
+                    Just("\n".to_string()),
+                    "[0-9;?]{0,6}[A-Za-z@`~]",
+                ],
+                0..40,
+            )
+        ) {
+            let text: String = parts.concat();
+            let c = clean(&text);
+            prop_assert!(!c.contains('\x1b'), "{:?} -> {:?}", text, c);
+            prop_assert!(!c.contains('\r'), "{:?} -> {:?}", text, c);
+            prop_assert!(!c.contains('\u{9b}'), "{:?} -> {:?}", text, c);
+            prop_assert_eq!(
+                c.matches('\n').count(),
+                text.matches('\n').count(),
+                "{:?} -> {:?}", text, c
+            );
+        }
+    }
+
+    #[test]
+    fn charset_escape_before_newline_keeps_the_line() {
+        assert_eq!(clean("a\x1b(\nb"), "a\nb");
+        assert_eq!(clean("a\x1b(\r\nb"), "a\nb");
     }
 }

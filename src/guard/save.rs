@@ -436,3 +436,29 @@ mod tests {
         assert_eq!(thousands(1_000_000), "1,000,000");
     }
 }
+
+#[cfg(test)]
+mod sanitize_prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any tool name becomes one plain file-name part: never a separator, never dot-led,
+        /// never empty, at most [`MAX_TOOL_CHARS`] chars of `[A-Za-z0-9._-]`.
+        #[test]
+        fn never_leaves_long_responses(
+            tool in prop_oneof![any::<String>(), "[./\\\\a-z\u{0}-\u{1f}]{0,200}", "(\\.\\./){1,40}.{0,10}"]
+        ) {
+            let s = sanitize_tool(&tool);
+            prop_assert!(!s.is_empty());
+            prop_assert!(!s.contains('/'), "{:?}", s);
+            prop_assert!(!s.starts_with('.'), "{:?}", s);
+            prop_assert!(s.chars().count() <= MAX_TOOL_CHARS, "{:?}", s);
+            prop_assert!(s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)), "{:?}", s);
+            let p = Path::new(SAVE_DIR).join(format!("20250101T000000.000_{s}.txt"));
+            let comps: Vec<_> = p.components().collect();
+            prop_assert_eq!(comps.len(), 2);
+            prop_assert!(comps.iter().all(|c| matches!(c, std::path::Component::Normal(_))));
+        }
+    }
+}

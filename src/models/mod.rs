@@ -296,7 +296,7 @@ pub fn fetch_into(
     dir: &Path,
     wheelhouse: Option<&Path>,
 ) -> Result<FetchOutcome, ModelError> {
-    fs::create_dir_all(&dir).map_err(io_err(format!("create {}", dir.display())))?;
+    fs::create_dir_all(dir).map_err(io_err(format!("create {}", dir.display())))?;
     let dest = dir.join(&entry.file);
     if dest.is_file() {
         let actual = sha256_file(&dest)?;

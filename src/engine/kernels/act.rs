@@ -13,13 +13,15 @@ pub struct ActQ {
     pub d: Vec<f32>,
     /// Per-block `d * sum(q)`, for the weights' offset term.
     pub s: Vec<f32>,
+    /// Per-block `sum(q)` (the 512-bit kernel folds integer offsets in with it).
+    pub sq: Vec<i32>,
     /// Quants in `-127..=127`, `[m * k]` row-major.
     pub qs: Vec<i8>,
 }
 
-/// Quantizes one block of 32 values; returns `(d, d * sum(q))`. Rounds half to even, as
+/// Quantizes one block of 32 values; returns `(d, sum(q))`. Rounds half to even, as
 /// `_mm256_round_ps` does, so the SIMD quantizer matches it bit for bit.
-pub fn quantize_block_scalar(x: &[f32], q: &mut [i8]) -> (f32, f32) {
+pub fn quantize_block_scalar(x: &[f32], q: &mut [i8]) -> (f32, i32) {
     let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
     let d = amax / 127.0;
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
@@ -29,7 +31,7 @@ pub fn quantize_block_scalar(x: &[f32], q: &mut [i8]) -> (f32, f32) {
         sum += r;
         *o = r as i8;
     }
-    (d, d * sum as f32)
+    (d, sum)
 }
 
 /// AVX2 version of [`quantize_block_scalar`] (same results).
@@ -38,7 +40,7 @@ pub fn quantize_block_scalar(x: &[f32], q: &mut [i8]) -> (f32, f32) {
 /// `x` and `q` must hold 32 elements; the CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-pub unsafe fn quantize_block_avx2(x: *const f32, q: *mut i8) -> (f32, f32) {
+pub unsafe fn quantize_block_avx2(x: *const f32, q: *mut i8) -> (f32, i32) {
     let v = [
         _mm256_loadu_ps(x),
         _mm256_loadu_ps(x.add(8)),
@@ -70,7 +72,7 @@ pub unsafe fn quantize_block_avx2(x: *const f32, q: *mut i8) -> (f32, f32) {
     let p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
     let p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(q as *mut __m256i, p);
-    (d, d * sum as f32)
+    (d, sum)
 }
 
 impl ActQ {
@@ -81,12 +83,18 @@ impl ActQ {
         let nbt = x.len() / BLOCK;
         self.d.resize(nbt, 0.0);
         self.s.resize(nbt, 0.0);
+        self.sq.resize(nbt, 0);
         self.qs.resize(x.len(), 0);
         let blocks = x
             .chunks_exact(BLOCK)
             .zip(self.qs.chunks_exact_mut(BLOCK))
-            .zip(self.d.iter_mut().zip(self.s.iter_mut()));
-        for ((xb, qb), (d, s)) in blocks {
+            .zip(
+                self.d
+                    .iter_mut()
+                    .zip(self.s.iter_mut())
+                    .zip(self.sq.iter_mut()),
+            );
+        for ((xb, qb), ((d, s), sq)) in blocks {
             #[cfg(target_arch = "x86_64")]
             let (dd, ss) = if simd {
                 // SAFETY: both blocks hold 32 elements; `simd` means AVX2 was detected.
@@ -100,7 +108,8 @@ impl ActQ {
                 quantize_block_scalar(xb, qb)
             };
             *d = dd;
-            *s = ss;
+            *s = dd * ss as f32;
+            *sq = ss;
         }
     }
 }

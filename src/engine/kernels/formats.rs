@@ -43,6 +43,9 @@ pub struct Packed {
     pub qh: Vec<u32>,
     /// Packed quants: 16 bytes per block (U4/U5) or 32 (I8).
     pub qs: Vec<u8>,
+    /// The integer offset `o` when `c = -o * d` for every block (Q4_0: 8, Q5_0: 16, and 128
+    /// for biased Q8_0); `None` for types with a stored min (Q4_1, Q5_1, Q4_K).
+    pub offset: Option<i32>,
 }
 
 /// IEEE binary16 bits to f32 (exact; handles subnormals, infinities and NaN).
@@ -100,6 +103,7 @@ impl Builder {
                 c: Vec::with_capacity(nb),
                 qh: Vec::with_capacity(if layout == Layout::U5 { nb } else { 0 }),
                 qs: Vec::with_capacity(nb * per),
+                offset: None,
             },
         }
     }
@@ -142,6 +146,12 @@ pub fn pack(dtype: GgmlDType, data: &[u8], n: usize, k: usize) -> Option<Packed>
         _ => Layout::I8,
     };
     let mut b = Builder::new(layout, n, k);
+    b.p.offset = match dtype {
+        GgmlDType::Q4_0 => Some(8),
+        GgmlDType::Q5_0 => Some(16),
+        GgmlDType::Q8_0 => Some(128),
+        _ => None,
+    };
     let mut u = [0u8; 32];
     for blk in data[..n * k / per * bytes].chunks_exact(bytes) {
         match dtype {
@@ -228,7 +238,11 @@ impl Packed {
             }
             Layout::U4 | Layout::U5 => {
                 let qs = &self.qs[blk * 16..blk * 16 + 16];
-                let h = if self.layout == Layout::U5 { self.qh[blk] } else { 0 };
+                let h = if self.layout == Layout::U5 {
+                    self.qh[blk]
+                } else {
+                    0
+                };
                 for i in 0..16 {
                     out[i] = (qs[i] & 0xf) as i32 | ((((h >> i) & 1) << 4) as i32);
                     out[i + 16] = (qs[i] >> 4) as i32 | ((((h >> (i + 16)) & 1) << 4) as i32);

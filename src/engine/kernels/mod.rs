@@ -21,6 +21,8 @@ pub mod act;
 pub mod formats;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_512;
 
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
@@ -29,6 +31,9 @@ use rayon::prelude::*;
 use act::ActQ;
 use formats::{Layout, Packed, BLOCK};
 
+/// Environment variable that overrides the kernel choice (see [`Isa::choose`]).
+pub const KERNELS_ENV: &str = "TOOLSUM_KERNELS";
+
 /// An instruction-set path for the integer dot products.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isa {
@@ -36,7 +41,8 @@ pub enum Isa {
     Scalar,
     /// AVX2 + FMA (`vpmaddubsw`/`vpmaddwd`).
     Avx2,
-    /// AVX-512 VNNI with VL on 256-bit vectors (`vpdpbusd`, 32 vector registers).
+    /// AVX-512 VNNI (+BW, VL): 512-bit `vpdpbusd` over two blocks at a time
+    /// ([`x86_512`]), or the 256-bit kernel when a row has an odd number of blocks.
     Avx512Vnni,
     /// AVX-VNNI (`vpdpbusd`, VEX-encoded, 16 registers).
     AvxVnni,
@@ -50,6 +56,7 @@ impl Isa {
             let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
             if avx2
                 && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
                 && is_x86_feature_detected!("avx512vl")
                 && is_x86_feature_detected!("avx512vnni")
             {
@@ -65,6 +72,22 @@ impl Isa {
         Isa::Scalar
     }
 
+    /// The path the engine uses: [`Isa::detect`], unless the environment variable
+    /// [`KERNELS_ENV`] says `candle` (returns `None`: use candle's kernels, for A/B runs) or
+    /// names a path (`scalar`, `avx2`, `avxvnni`, `avx512vnni`; ignored if this CPU lacks it).
+    pub fn choose() -> Option<Isa> {
+        match std::env::var(KERNELS_ENV).as_deref() {
+            Ok("candle") => None,
+            Ok(name) => Some(
+                Isa::available()
+                    .into_iter()
+                    .find(|i| i.name() == name)
+                    .unwrap_or_else(Isa::detect),
+            ),
+            Err(_) => Some(Isa::detect()),
+        }
+    }
+
     /// Every path this CPU can run, scalar first (for tests and benchmarks).
     pub fn available() -> Vec<Isa> {
         let mut v = vec![Isa::Scalar];
@@ -76,6 +99,7 @@ impl Isa {
                     v.push(Isa::AvxVnni);
                 }
                 if is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512bw")
                     && is_x86_feature_detected!("avx512vl")
                     && is_x86_feature_detected!("avx512vnni")
                 {
@@ -209,7 +233,11 @@ impl QLinear {
     /// If `x.len()` is not a multiple of `k` or `out.len() != m * n`.
     pub fn matmul(&self, x: &[f32], out: &mut [f32]) {
         let (n, k) = (self.w.n, self.w.k);
-        assert!(x.len() % k == 0, "input length {} is not a multiple of k = {k}", x.len());
+        assert!(
+            x.len() % k == 0,
+            "input length {} is not a multiple of k = {k}",
+            x.len()
+        );
         let m = x.len() / k;
         assert_eq!(out.len(), m * n, "output length");
         if m == 0 || n == 0 {
@@ -257,13 +285,20 @@ impl QLinear {
             match self.isa {
                 Isa::Scalar => scalar_rows(w, a, m, j0, j1, out),
                 Isa::Avx2 => go!(avx2),
+                Isa::Avx512Vnni if w.nb() % 2 == 0 => match x86::tag(w.layout) {
+                    x86::L_U4 => x86_512::rows::<{ x86::L_U4 }>(w, a, m, j0, j1, o),
+                    x86::L_U5 => x86_512::rows::<{ x86::L_U5 }>(w, a, m, j0, j1, o),
+                    _ => x86_512::rows::<{ x86::L_I8 }>(w, a, m, j0, j1, o),
+                },
                 Isa::Avx512Vnni => go!(avx512vnni),
                 Isa::AvxVnni => go!(avxvnni),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         scalar_rows(w, a, m, j0, j1, out);
-        if w.layout != Layout::I8 || self.isa.biased_i8() {
+        // The 512-bit kernel folds integer offsets into its dot products.
+        let folded = self.isa == Isa::Avx512Vnni && w.nb() % 2 == 0 && w.offset.is_some();
+        if !folded && (w.layout != Layout::I8 || self.isa.biased_i8()) {
             offset_term(w, a, m, j0, j1, out);
         }
     }

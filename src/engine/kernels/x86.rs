@@ -39,7 +39,7 @@ pub struct Out {
 }
 
 macro_rules! isa_kernels {
-    ($name:ident, $feat:literal, $vnni:literal, $mr:literal, $nr:literal, |$w:ident, $y:ident| $dot:expr) => {
+    ($name:ident, $feat:literal, $vnni:literal, $mr:literal, $nr:literal, |$w:ident, $y:ident| $dot:block) => {
         /// Kernels for one ISA (see the module docs).
         pub mod $name {
             use super::*;
@@ -54,9 +54,7 @@ macro_rules! isa_kernels {
             /// Unsigned 8-bit `w` times signed 8-bit `y`, summed in groups of 4 into 8 i32.
             #[inline]
             #[target_feature(enable = $feat)]
-            pub fn dot($w: __m256i, $y: __m256i) -> __m256i {
-                $dot
-            }
+            pub fn dot($w: __m256i, $y: __m256i) -> __m256i $dot
 
             #[inline]
             #[target_feature(enable = $feat)]
@@ -138,8 +136,14 @@ macro_rules! isa_kernels {
                             raw
                         };
                         for i in 0..R {
-                            let y = _mm256_loadu_si256(aq.add(((i0 + i) * nb + b) * 32) as *const __m256i);
-                            let y = if L == L_I8 && !VNNI { _mm256_sign_epi8(y, raw) } else { y };
+                            let y = _mm256_loadu_si256(
+                                aq.add(((i0 + i) * nb + b) * 32) as *const __m256i
+                            );
+                            let y = if L == L_I8 && !VNNI {
+                                _mm256_sign_epi8(y, raw)
+                            } else {
+                                y
+                            };
                             let p = dot(wu, y);
                             acc[i][j] = _mm256_fmadd_ps(
                                 _mm256_cvtepi32_ps(p),
@@ -210,9 +214,14 @@ macro_rules! isa_kernels {
 isa_kernels!(avx2, "avx2,fma", false, 4, 3, |w, y| {
     _mm256_madd_epi16(_mm256_maddubs_epi16(w, y), _mm256_set1_epi16(1))
 });
-isa_kernels!(avx512vnni, "avx2,fma,avx512f,avx512vl,avx512vnni", true, 4, 4, |w, y| {
-    _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, y)
-});
+isa_kernels!(
+    avx512vnni,
+    "avx2,fma,avx512f,avx512vl,avx512vnni",
+    true,
+    4,
+    4,
+    |w, y| { _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, y) }
+);
 isa_kernels!(avxvnni, "avx2,fma,avxvnni", true, 4, 3, |w, y| {
     _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), w, y)
 });

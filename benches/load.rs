@@ -1,0 +1,327 @@
+//! Load test of the real daemon (issue 7): `toolsum serve` with the tiny model on a temp socket,
+//! driven by N concurrent clients (N = 1, 4, 16, 64) over the loopback Unix socket with a mix
+//! drawn from tests/corpus: 70% pass-through (small inputs), 20% summary, 5% binary (a base64
+//! PNG), 5% over-limit preview. Prints one markdown table: requests/s of pass-through,
+//! p50/p95/p99 latency per kind, `overloaded` answers, the daemon's peak RSS (VmHWM), RSS after
+//! 100 and after 1,000 requests, and open fds before/after each level.
+//!
+//! Bounded: at most `LOAD_REQUESTS` (default 300) requests and `LOAD_SECS` (default 20) seconds
+//! of issuing per level; `LOAD_LEVELS` (e.g. `1,4`) picks the levels. Run with `scripts/load.sh`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use toolsum::daemon::client::Client;
+
+/// The request kinds of the mix, with their weights in percent.
+const MIX: [(&str, u32); 4] = [
+    ("passthrough", 70),
+    ("summary", 20),
+    ("binary", 5),
+    ("preview", 5),
+];
+
+/// A 1×1 PNG as standard base64.
+const PNG_1X1_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn model_path() -> PathBuf {
+    let p = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dirs::home_dir().expect("home dir").join(".cache"))
+        .join("toolsum/models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        p.exists(),
+        "tiny model missing at {}: run `scripts/fetch-models.sh tiny` first",
+        p.display()
+    );
+    p
+}
+
+fn corpus(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(name);
+    String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned()
+}
+
+/// One value (`VmHWM`, `VmRSS`) of `/proc/<pid>/status`, in bytes.
+fn proc_status_bytes(pid: u32, key: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+fn mb(b: u64) -> String {
+    format!("{:.0}", b as f64 / (1024.0 * 1024.0))
+}
+
+/// Percentile `p` (0..=100) of sorted `v`, in ms; `-` when empty.
+fn pct(v: &[f64], p: f64) -> String {
+    if v.is_empty() {
+        return "-".into();
+    }
+    let i = ((p / 100.0) * (v.len() - 1) as f64).round() as usize;
+    format!("{:.0}", v[i])
+}
+
+struct Daemon(Child);
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Inputs for each kind of the mix.
+struct Inputs {
+    small: Vec<String>,
+    summary: String,
+    preview: String,
+}
+
+fn request(kind: &str, i: usize, inputs: &Inputs, session: &Path) -> Value {
+    match kind {
+        "passthrough" => json!({"tool":"Bash","session_dir":session,
+            "content": inputs.small[i % inputs.small.len()]}),
+        "summary" => json!({"tool":"Bash","session_dir":session,"content":inputs.summary,
+            "token_limit":1000,"deadline_ms":20000}),
+        "binary" => json!({"tool":"screenshot","session_dir":session,"content":PNG_1X1_B64}),
+        _ => json!({"tool":"Bash","session_dir":session,"content":inputs.preview,
+            "token_limit":100,"summarize_limit":1000}),
+    }
+}
+
+#[derive(Default)]
+struct Level {
+    latencies: std::collections::BTreeMap<&'static str, Vec<f64>>,
+    overloaded: usize,
+    errors: usize,
+}
+
+fn main() {
+    let levels: Vec<usize> = std::env::var("LOAD_LEVELS")
+        .unwrap_or_else(|_| "1,4,16,64".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let max_requests = env_usize("LOAD_REQUESTS", 300);
+    let max_secs = env_usize("LOAD_SECS", 20) as u64;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let socket = tmp.path().join("run/toolsum.sock");
+    let session = tmp.path().join("session");
+    std::fs::create_dir(&session).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_toolsum"))
+        .args(["serve", "--socket"])
+        .arg(&socket)
+        .arg("--model")
+        .arg(model_path())
+        .env_remove("TOOLSUM_CONFIG")
+        .env("TOOLSUM_MAX_NEW_TOKENS", "24")
+        .env("TOOLSUM_PREFILL_BUDGET", "384")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut daemon = Daemon(child);
+    let pid = daemon.0.id();
+    let t = Instant::now();
+    while Client::connect(&socket)
+        .ok()
+        .and_then(|mut c| c.status().ok())
+        .is_none()
+    {
+        assert!(daemon.0.try_wait().unwrap().is_none(), "daemon exited");
+        assert!(t.elapsed() < Duration::from_secs(120), "daemon not up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!("daemon up in {:.1} s", t.elapsed().as_secs_f64());
+
+    // Small inputs: the head of each corpus text file, 200..2,000 bytes.
+    let small: Vec<String> = [
+        "kubectl_01.txt",
+        "shell_01.txt",
+        "shell_02.txt",
+        "json_03.json",
+        "log_05.log",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, f)| corpus(f).chars().take(200 + 450 * i).collect())
+    .collect();
+    let inputs = Arc::new(Inputs {
+        small,
+        summary: corpus("ci_08.log"),
+        preview: corpus("log_01.log"),
+    });
+
+    let total = Arc::new(AtomicUsize::new(0));
+    let rss_marks = Arc::new(Mutex::new((None::<u64>, None::<u64>)));
+    let mut rows = Vec::new();
+    for &n in &levels {
+        let fds_before = open_fds(pid);
+        let issued = Arc::new(AtomicUsize::new(0));
+        let level = Arc::new(Mutex::new(Level::default()));
+        let start = Instant::now();
+        let stop_at = start + Duration::from_secs(max_secs);
+        let handles: Vec<_> = (0..n)
+            .map(|c| {
+                let (socket, session, inputs) = (socket.clone(), session.clone(), inputs.clone());
+                let (issued, level, total, marks) = (
+                    issued.clone(),
+                    level.clone(),
+                    total.clone(),
+                    rss_marks.clone(),
+                );
+                std::thread::spawn(move || {
+                    let mut client = None;
+                    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ (c as u64 + 1) * 0x1234_5678;
+                    loop {
+                        let i = issued.fetch_add(1, Ordering::SeqCst);
+                        if i >= max_requests || Instant::now() >= stop_at {
+                            break;
+                        }
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        let mut roll = (rng % 100) as u32;
+                        let kind = MIX
+                            .iter()
+                            .find(|(_, w)| {
+                                let hit = roll < *w;
+                                roll = roll.saturating_sub(*w);
+                                hit
+                            })
+                            .map_or("passthrough", |(k, _)| *k);
+                        if client.is_none() {
+                            client = Client::connect(&socket).ok();
+                            if let Some(cl) = &client {
+                                let _ = cl.set_timeout(Some(Duration::from_secs(60)));
+                            }
+                        }
+                        let Some(cl) = client.as_mut() else {
+                            level.lock().unwrap().errors += 1;
+                            continue;
+                        };
+                        let t = Instant::now();
+                        let res = cl.guard(&request(kind, i, &inputs, &session));
+                        let ms = t.elapsed().as_secs_f64() * 1e3;
+                        let mut l = level.lock().unwrap();
+                        match res {
+                            Ok(r) => {
+                                if r.reason
+                                    .as_deref()
+                                    .is_some_and(|s| s.starts_with("overloaded"))
+                                {
+                                    l.overloaded += 1;
+                                }
+                                l.latencies.entry(kind).or_default().push(ms);
+                            }
+                            Err(e) => {
+                                if e.to_string().contains("overloaded") {
+                                    l.overloaded += 1;
+                                } else {
+                                    l.errors += 1;
+                                }
+                                client = None;
+                            }
+                        }
+                        drop(l);
+                        let done = total.fetch_add(1, Ordering::SeqCst) + 1;
+                        if done == 100 || done == 1000 {
+                            let rss = proc_status_bytes(pid, "VmRSS:");
+                            let mut m = marks.lock().unwrap();
+                            if done == 100 {
+                                m.0 = Some(rss);
+                            } else {
+                                m.1 = Some(rss);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let wall = start.elapsed().as_secs_f64();
+        // Let the daemon close the level's connections before counting fds.
+        let settle = Instant::now();
+        let mut fds_after = open_fds(pid);
+        while fds_after > fds_before && settle.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(50));
+            fds_after = open_fds(pid);
+        }
+        let mut l = Arc::try_unwrap(level).ok().unwrap().into_inner().unwrap();
+        for v in l.latencies.values_mut() {
+            v.sort_by(f64::total_cmp);
+        }
+        let done: usize = l.latencies.values().map(Vec::len).sum();
+        let pass = l.latencies.get("passthrough").map_or(0, Vec::len);
+        let mut row = format!("| {n} | {done} | {wall:.1} | {:.0} |", pass as f64 / wall);
+        for (k, _) in MIX {
+            let v = l.latencies.get(k).map(Vec::as_slice).unwrap_or(&[]);
+            row += &format!(
+                " {} / {} / {} ({}) |",
+                pct(v, 50.0),
+                pct(v, 95.0),
+                pct(v, 99.0),
+                v.len()
+            );
+        }
+        row += &format!(
+            " {} | {} | {} | {fds_before} → {fds_after} |",
+            l.overloaded,
+            l.errors,
+            mb(proc_status_bytes(pid, "VmHWM:"))
+        );
+        eprintln!("{row}");
+        rows.push(row);
+    }
+    let total = total.load(Ordering::SeqCst);
+    let marks = *rss_marks.lock().unwrap();
+    let show = |m: Option<u64>| m.map_or("n/a".into(), mb);
+    println!();
+    println!("Daemon load, tiny model, Unix socket; latencies in ms as p50 / p95 / p99 (count).");
+    println!();
+    println!("| N | requests | wall s | pass-through req/s | pass-through | summary | binary | preview | overloaded | errors | peak RSS MB (VmHWM) | open fds before → after |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        println!("{r}");
+    }
+    println!();
+    println!(
+        "RSS after 100 requests: {} MB; after 1,000: {} MB; now ({total} requests): {} MB; peak {} MB.",
+        show(marks.0),
+        show(marks.1),
+        mb(proc_status_bytes(pid, "VmRSS:")),
+        mb(proc_status_bytes(pid, "VmHWM:"))
+    );
+    let _ = Client::connect(&socket).and_then(|mut c| {
+        c.shutdown().map_err(std::io::Error::other)?;
+        Ok(())
+    });
+    let t = Instant::now();
+    while daemon.0.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Engine speed vs llama.cpp on the same GGUF files and thread count, in one run.
+#   scripts/bench-engine.sh [tiny,small] [threads]
+# toolsum's figures come from `cargo bench --bench engine` (pp512, tg128). llama.cpp's from
+# llama-bench, built from a source snapshot OUTSIDE this repo; point LLAMA_BENCH at the binary
+# (default /opt/llamacpp/src/build/bin/llama-bench). To provide it:
+#   git clone https://github.com/ggerganov/llama.cpp && cd llama.cpp
+#   cmake -B build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF
+#   cmake --build build -j --target llama-bench
+# Without it, toolsum's figures are still printed. Last line:
+#   min ratio vs llama.cpp: prefill=X decode=Y
+set -euo pipefail
+cd "$(dirname "$0")/.."
+models=${1:-tiny,small}
+threads=${2:-$(nproc)}
+llama=${LLAMA_BENCH:-/opt/llamacpp/src/build/bin/llama-bench}
+scripts/fetch-models.sh ${models//,/ } >&2
+mkdir -p bench-out
+TOOLSUM_BENCH_MODELS=$models TOOLSUM_BENCH_PP=512 TOOLSUM_BENCH_TG=128 TOOLSUM_THREADS=$threads \
+  cargo bench --bench engine 2>/dev/null | tee bench-out/engine.md
+: > bench-out/llama.jsonl
+if [ -x "$llama" ]; then
+  commit=$(cat "$(dirname "$llama")/../../COMMIT" 2>/dev/null || echo unknown)
+  echo "llama.cpp: $llama (commit $commit)"
+  for m in ${models//,/ }; do
+    path=$(target/release/toolsum models path "$m")
+    "$llama" -m "$path" -p 512 -n 128 -t "$threads" -r 2 -o jsonl 2>/dev/null \
+      | sed "s/^{/{\"tier\":\"$m\",/" >> bench-out/llama.jsonl
+  done
+else
+  echo "llama-bench not found at $llama: set LLAMA_BENCH (see the comment at the top of this script)"
+fi
+python3 - <<'PY'
+import json
+rows = json.load(open("bench-out/engine.json"))
+ours = {}
+for r in rows:
+    t = r.get("test", "")
+    if "tok_per_s" not in r:
+        continue
+    key = (r["model"], "pp" if t == "pp512" else "tg" if t.startswith("tg128 @512") else None)
+    if key[1]:
+        ours[key] = max(ours.get(key, 0.0), r["tok_per_s"])
+theirs = {}
+for line in open("bench-out/llama.jsonl"):
+    line = line.strip()
+    if not line:
+        continue
+    j = json.loads(line)
+    kind = "pp" if j.get("n_prompt", 0) > 0 else "tg"
+    theirs[(j["tier"], kind)] = j["avg_ts"]
+print("\n| model | test | toolsum tok/s | llama.cpp tok/s | ratio |\n|---|---|---|---|---|")
+ratios = {"pp": [], "tg": []}
+for (m, k), v in sorted(ours.items()):
+    l = theirs.get((m, k))
+    r = v / l if l else None
+    if r:
+        ratios[k].append(r)
+    print(f"| {m} | {'pp512' if k == 'pp' else 'tg128'} | {v:.1f} | {l if l is None else round(l, 1)} | {'n/a' if r is None else f'{r:.2f}'} |")
+fmt = lambda xs: f"{min(xs):.2f}" if xs else "n/a"
+print(f"min ratio vs llama.cpp: prefill={fmt(ratios['pp'])} decode={fmt(ratios['tg'])}")
+PY

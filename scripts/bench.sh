@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Fidelity + latency benchmark: builds the release binary, then runs `toolsum bench`, which
+# starts `toolsum serve` on a private socket and sends every corpus file through it as a client
+# would, next to the head and head+tail cuts agent CLIs use today.
+#
+#   scripts/bench.sh [--corpus DIR] [--model tiny|small] [other `toolsum bench` flags]
+#
+# Defaults: --corpus tests/corpus (the repo copy of ../shared/corpus), --model small.
+# Other flags: --out DIR (bench-out), --files a,b,c, --limit N, --naive N, --deadline-ms N,
+# --model-ms N, --token-limit N, --threads N, --no-chart. The table goes to stdout, the totals
+# line last; bench.md, bench.json, bench.png and daemon.log go to the out dir.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+corpus=tests/corpus
+model=small
+rest=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --corpus) corpus="$2"; shift 2 ;;
+        --corpus=*) corpus="${1#*=}"; shift ;;
+        --model) model="$2"; shift 2 ;;
+        --model=*) model="${1#*=}"; shift ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        *) rest+=("$1"); shift ;;
+    esac
+done
+
+cargo build --release --bin toolsum >&2
+# A pinned tier is fetched (and verified) once; a path or repo:file is used as given.
+case "$model" in tiny|small|large) target/release/toolsum models fetch "$model" >&2 ;; esac
+exec target/release/toolsum bench --corpus "$corpus" --model "$model" "${rest[@]+"${rest[@]}"}"

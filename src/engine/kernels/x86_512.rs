@@ -1,0 +1,144 @@
+//! AVX-512 VNNI micro-kernel on 512-bit vectors: two 32-weight blocks per instruction.
+//!
+//! Per tile step the two blocks' scales are expanded once per activation row and once per
+//! weight row into `[s_b x8 | s_b+1 x8]` vectors, so each (row, row) pair costs one `vpdpbusd`,
+//! one convert, one multiply and one FMA per two blocks (the 256-bit kernels need a scalar
+//! multiply and a broadcast per block on top). Used when a row has an even number of blocks
+//! (every shipped model); otherwise the 256-bit VNNI kernel runs.
+
+use std::arch::x86_64::*;
+
+use super::act::ActQ;
+use super::formats::Packed;
+use super::x86::{Out, L_U4, L_U5};
+
+/// Features this module needs.
+pub const FEATURES: &str = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma";
+
+/// Activation rows per full tile.
+pub const MR: usize = 4;
+/// Weight rows per full tile.
+pub const NR: usize = 4;
+
+/// `[p[0] x8 | p[1] x8]`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
+unsafe fn pair(p: *const f32) -> __m512 {
+    let v = _mm_castpd_ps(_mm_load_sd(p as *const f64));
+    _mm512_permutexvar_ps(
+        _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+        _mm512_castps128_ps512(v),
+    )
+}
+
+/// Two consecutive blocks of 16 nibble bytes → 64 unsigned bytes, each block's 32 weights in
+/// order (low nibbles then high nibbles).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
+unsafe fn nibbles2(p: *const u8) -> __m512i {
+    let t = _mm256_loadu_si256(p as *const __m256i);
+    let z = _mm512_inserti64x4(_mm512_castsi256_si512(t), _mm256_srli_epi16(t, 4), 1);
+    // Lanes [q_b, q_b1, q_b>>4, q_b1>>4] → [q_b, q_b>>4, q_b1, q_b1>>4].
+    let z = _mm512_shuffle_i64x2(z, z, 0b11_01_10_00);
+    _mm512_and_si512(z, _mm512_set1_epi8(0x0f))
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
+unsafe fn tile<const L: u8, const R: usize, const C: usize>(
+    w: &Packed,
+    a: &ActQ,
+    i0: usize,
+    j0: usize,
+    o: Out,
+) {
+    let nb = w.k / 32;
+    let wd = w.d.as_ptr();
+    let wq = w.qs.as_ptr();
+    let wh = w.qh.as_ptr();
+    let ad = a.d.as_ptr();
+    let aq = a.qs.as_ptr() as *const u8;
+    let asq = a.sq.as_ptr();
+    // Integer offset folded into vpdpbusd's accumulator input: lanes 0 and 8 start at
+    // -o * sum(q) of their block, so the dot is exactly dot(u - o, q).
+    let neg_off = _mm512_set1_epi32(-w.offset.unwrap_or(0));
+    let fold = w.offset.is_some();
+    let lanes = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0);
+    let mut acc = [[_mm512_setzero_ps(); C]; R];
+    let mut b = 0;
+    while b < nb {
+        let mut dy = [_mm512_setzero_ps(); R];
+        let mut init = [_mm512_setzero_si512(); R];
+        for i in 0..R {
+            dy[i] = pair(ad.add((i0 + i) * nb + b));
+            if fold {
+                let s = _mm_loadl_epi64(asq.add((i0 + i) * nb + b) as *const __m128i);
+                let s = _mm512_maskz_permutexvar_epi32(0x0101, lanes, _mm512_castsi128_si512(s));
+                init[i] = _mm512_mullo_epi32(s, neg_off);
+            }
+        }
+        for j in 0..C {
+            let blk = (j0 + j) * nb + b;
+            let dw = pair(wd.add(blk));
+            let wu = match L {
+                L_U4 => nibbles2(wq.add(blk * 16)),
+                L_U5 => {
+                    let n = nibbles2(wq.add(blk * 16));
+                    let h = (wh.add(blk) as *const u64).read_unaligned();
+                    _mm512_mask_add_epi8(n, h, n, _mm512_set1_epi8(0x10))
+                }
+                _ => _mm512_xor_si512(
+                    _mm512_loadu_si512(wq.add(blk * 32) as *const __m512i),
+                    _mm512_set1_epi8(-128),
+                ),
+            };
+            for i in 0..R {
+                let y = _mm512_loadu_si512(aq.add(((i0 + i) * nb + b) * 32) as *const __m512i);
+                let p = _mm512_dpbusd_epi32(init[i], wu, y);
+                acc[i][j] =
+                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw, dy[i]), acc[i][j]);
+            }
+        }
+        b += 2;
+    }
+    for (i, row) in acc.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            *o.ptr.add((i0 + i) * o.ld + j0 + j) = _mm512_reduce_add_ps(*v);
+        }
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
+unsafe fn column<const L: u8, const C: usize>(w: &Packed, a: &ActQ, m: usize, j0: usize, o: Out) {
+    let mut i = 0;
+    while i + MR <= m {
+        tile::<L, MR, C>(w, a, i, j0, o);
+        i += MR;
+    }
+    match m - i {
+        0 => {}
+        1 => tile::<L, 1, C>(w, a, i, j0, o),
+        2 => tile::<L, 2, C>(w, a, i, j0, o),
+        _ => tile::<L, 3, C>(w, a, i, j0, o),
+    }
+}
+
+/// All `m` activation rows against weight rows `j0..j1` (offset term not included).
+///
+/// # Safety
+/// `w.k / 32` is even; `a` holds `m` rows of `w.k`; `o` is valid for `m` rows and columns
+/// `j0..j1`; the CPU has [`FEATURES`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
+pub unsafe fn rows<const L: u8>(w: &Packed, a: &ActQ, m: usize, j0: usize, j1: usize, o: Out) {
+    debug_assert!((w.k / 32) % 2 == 0);
+    let mut j = j0;
+    while j + NR <= j1 {
+        column::<L, NR>(w, a, m, j, o);
+        j += NR;
+    }
+    while j < j1 {
+        column::<L, 1>(w, a, m, j, o);
+        j += 1;
+    }
+}

@@ -1,0 +1,446 @@
+//! Trust under faults and hostile input (issue 7): the real binary with the tiny model on a
+//! temp socket.
+//!
+//! Daemon starts are few (each model load takes seconds): one daemon is SIGKILLed in the middle
+//! of a burst, a second one restarts on the same (stale) socket and then takes every other fault
+//! in turn: a read-only and an unsafe session dir, a session dir deleted before and during a
+//! request, a client that stalls half-way through a line, and 10,000 connections opened and
+//! dropped. A separate test starts `serve` with a missing, a garbage and a truncated model.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use toolsum::daemon::client::Client;
+use toolsum::guard::GuardResponse;
+
+use crate::util;
+
+/// A daemon child process, SIGKILLed if a test panics before it is stopped.
+struct Daemon {
+    child: Child,
+}
+impl Daemon {
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_cmd(socket: &Path, model: &Path) -> Command {
+    let mut c = Command::new(util::bin());
+    c.args(["serve", "--socket"])
+        .arg(socket)
+        .arg("--model")
+        .arg(model)
+        .env_remove("TOOLSUM_CONFIG")
+        .env_remove("TOOLSUM_SOCKET")
+        .env_remove("TOOLSUM_MODEL");
+    c
+}
+
+/// Starts `toolsum serve` with the tiny model and waits until `status` answers.
+fn start_daemon(socket: &Path, envs: &[(&str, &str)]) -> Daemon {
+    let child = serve_cmd(socket, &util::model_path("tiny"))
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut d = Daemon { child };
+    wait_for("daemon up", Duration::from_secs(120), || {
+        if let Some(st) = d.child.try_wait().unwrap() {
+            panic!("daemon exited early: {st}");
+        }
+        status(socket).is_some()
+    });
+    d
+}
+
+fn status(socket: &Path) -> Option<Value> {
+    Client::connect(socket).ok()?.status().ok()
+}
+
+fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs `toolsum guard --json --no-spawn` with `input` on stdin; returns its output.
+fn cli_guard(socket: &Path, session: &Path, input: Vec<u8>, extra: &[&str]) -> Output {
+    let mut child = Command::new(util::bin())
+        .args([
+            "guard",
+            "--json",
+            "--no-spawn",
+            "--tool",
+            "Bash",
+            "--socket",
+        ])
+        .arg(socket)
+        .arg("--session-dir")
+        .arg(session)
+        .arg("--model")
+        .arg(util::model_path("tiny"))
+        .args(extra)
+        .env_remove("TOOLSUM_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let w = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    w.join().unwrap();
+    out
+}
+
+/// Count of open file descriptors of `pid` (from `/proc/<pid>/fd`).
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+/// Sends one raw line and reads one response line.
+fn raw_call(socket: &Path, line: &Value) -> Value {
+    let mut s = UnixStream::connect(socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut bytes = serde_json::to_vec(line).unwrap();
+    bytes.push(b'\n');
+    s.write_all(&bytes).unwrap();
+    let mut r = BufReader::new(s);
+    let mut out = String::new();
+    r.read_line(&mut out).unwrap();
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+}
+
+const BIG_INPUTS: [&str; 8] = [
+    "ci_05.log",
+    "ci_06.log",
+    "ci_07.log",
+    "log_01.log",
+    "log_02.log",
+    "log_04.log",
+    "listing_01.txt",
+    "html_01.html",
+];
+
+#[test]
+fn kill9_mid_burst_then_restart_and_faults() {
+    let tmp = tempfile::tempdir().unwrap();
+    let socket = tmp.path().join("run/toolsum.sock");
+    let session = tmp.path().join("session");
+    std::fs::create_dir(&session).unwrap();
+    let inputs: Vec<Vec<u8>> = BIG_INPUTS
+        .iter()
+        .map(|f| std::fs::read(util::corpus_dir().join(f)).unwrap())
+        .collect();
+
+    // ---- SIGKILL in the middle of a burst of 8 summaries.
+    let d1 = start_daemon(&socket, &[("TOOLSUM_MAX_NEW_TOKENS", "32")]);
+    let clients: Vec<_> = inputs
+        .iter()
+        .cloned()
+        .map(|input| {
+            let (s, sess) = (socket.clone(), session.clone());
+            std::thread::spawn(move || cli_guard(&s, &sess, input, &["--token-limit", "500"]))
+        })
+        .collect();
+    wait_for("model busy", Duration::from_secs(60), || {
+        status(&socket).is_some_and(|s| s["queue"]["busy"] == json!(true))
+    });
+    let pid = d1.pid();
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    drop(d1);
+    let mut fell_back = 0;
+    for (i, c) in clients.into_iter().enumerate() {
+        let out = c.join().unwrap();
+        assert!(
+            out.status.success(),
+            "client {i} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: GuardResponse = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        assert!(r.ok, "{r:?}");
+        assert!(!r.text.is_empty(), "client {i}: empty result");
+        if r.reason
+            .as_deref()
+            .is_some_and(|s| s.starts_with("daemon_unavailable"))
+        {
+            fell_back += 1;
+        }
+    }
+    assert!(fell_back >= 1, "no client saw the daemon die");
+    // Every file under a final name is one of the inputs, byte for byte; temp files are hidden.
+    let mut finals = 0;
+    for e in std::fs::read_dir(session.join("long_responses")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.starts_with(".tmp-") {
+            continue;
+        }
+        let bytes = std::fs::read(e.path()).unwrap();
+        assert!(
+            inputs.iter().any(|i| *i == bytes),
+            "{name} ({} bytes) is not a complete input",
+            bytes.len()
+        );
+        finals += 1;
+    }
+    assert!(finals >= 8, "{finals} saved files for 8 requests");
+
+    // ---- Restart on the same socket: the stale socket file is replaced.
+    assert!(socket.exists(), "SIGKILL leaves the socket file behind");
+    let d = start_daemon(
+        &socket,
+        &[
+            ("TOOLSUM_READ_TIMEOUT_MS", "300"),
+            ("TOOLSUM_MAX_NEW_TOKENS", "16"),
+        ],
+    );
+    let st = status(&socket).unwrap();
+    assert_eq!(st["pid"].as_u64().unwrap(), u64::from(d.pid()));
+
+    unsafe_and_read_only_session_dirs(&socket, tmp.path(), &inputs[0]);
+    session_dir_deleted(&socket, tmp.path(), &inputs);
+    stalled_half_line(&socket);
+    many_connections(&socket, d.pid());
+}
+
+/// `long_responses` a regular file: `unsafe_save_dir`. A session dir where nothing can be created
+/// (`/sys`): a preview with `save_failed:` and the output inline-truncated.
+fn unsafe_and_read_only_session_dirs(socket: &Path, tmp: &Path, big: &[u8]) {
+    let text = String::from_utf8_lossy(big).to_string();
+    let sess = tmp.join("file_not_dir");
+    std::fs::create_dir(&sess).unwrap();
+    std::fs::write(sess.join("long_responses"), b"not a dir").unwrap();
+    let r = raw_call(
+        socket,
+        &json!({"op":"guard","id":"u","tool":"Bash","session_dir":sess,"content":text,"token_limit":100}),
+    );
+    assert_eq!(r["ok"], json!(false), "{r}");
+    assert_eq!(r["error"]["kind"], json!("unsafe_save_dir"), "{r}");
+    assert_eq!(r["id"], json!("u"));
+    assert_eq!(
+        std::fs::read(sess.join("long_responses")).unwrap(),
+        b"not a dir"
+    );
+
+    // `/sys` refuses mkdir even for root (EPERM): the save fails, the result still comes back.
+    let r = raw_call(
+        socket,
+        &json!({"op":"guard","tool":"Bash","session_dir":"/sys","content":text,"token_limit":100,"preview_chars":500}),
+    );
+    assert_eq!(r["ok"], json!(true), "{r}");
+    assert_eq!(r["kind"], json!("preview"), "{r}");
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("save_failed: read_only") || reason.starts_with("save_failed: io"),
+        "{reason}"
+    );
+    assert_eq!(r["saved"], json!([]), "{r}");
+    let out = r["text"].as_str().unwrap();
+    assert!(out.len() < text.len() / 10, "{} bytes inline", out.len());
+    // The head of the (cleaned) text is shown inline.
+    let first: String = text
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .chars()
+        .take(60)
+        .collect();
+    assert!(out.contains(&first), "{first:?} not in {out}");
+    assert!(!Path::new("/sys/long_responses").exists());
+}
+
+/// A session dir missing before the request: `bad_session_dir`. Deleted while a big request is
+/// being read and processed: a clear error or reason, never a hang; the daemon keeps serving.
+fn session_dir_deleted(socket: &Path, tmp: &Path, inputs: &[Vec<u8>]) {
+    let gone = tmp.join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    std::fs::remove_dir(&gone).unwrap();
+    let r = raw_call(
+        socket,
+        &json!({"op":"guard","tool":"Bash","session_dir":gone,"content":String::from_utf8_lossy(&inputs[1]),"token_limit":100}),
+    );
+    assert_eq!(r["error"]["kind"], json!("bad_session_dir"), "{r}");
+
+    // A 4 MB request, the dir removed while it is in flight.
+    let big: String = inputs
+        .iter()
+        .map(|i| String::from_utf8_lossy(i).to_string())
+        .collect::<Vec<_>>()
+        .concat()
+        .repeat(2);
+    for attempt in 0..3 {
+        let sess = tmp.join(format!("deleted{attempt}"));
+        std::fs::create_dir(&sess).unwrap();
+        let req = json!({"op":"guard","tool":"Bash","session_dir":sess,"content":big,"token_limit":100,"summarize_limit":1000});
+        let s = socket.to_path_buf();
+        let h = std::thread::spawn(move || raw_call(&s, &req));
+        std::thread::sleep(Duration::from_millis(5 + 20 * attempt));
+        let _ = std::fs::remove_dir_all(&sess);
+        let r = h.join().unwrap();
+        if r["ok"] == json!(true) {
+            // Saved before the delete, or the save failed with a reason.
+            let reason = r["reason"].as_str().unwrap_or("");
+            assert!(
+                !r["saved"].as_array().unwrap().is_empty() || reason.starts_with("save_failed"),
+                "{r}"
+            );
+        } else {
+            let k = r["error"]["kind"].as_str().unwrap();
+            assert!(
+                ["bad_session_dir", "io", "read_only"].contains(&k),
+                "unexpected error kind {k}: {r}"
+            );
+            assert!(!r["error"]["message"].as_str().unwrap().is_empty());
+        }
+        assert!(status(socket).is_some(), "daemon stopped serving");
+    }
+}
+
+/// Half a line, then silence: the daemon answers `bad_request` after the read timeout (300 ms)
+/// and closes, while serving others meanwhile.
+fn stalled_half_line(socket: &Path) {
+    let mut stalled = UnixStream::connect(socket).unwrap();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stalled
+        .write_all(br#"{"op":"count","content":"hal"#)
+        .unwrap();
+    let t = Instant::now();
+    for _ in 0..5 {
+        let mut c = Client::connect(socket).unwrap();
+        assert_eq!(c.count(b"hello world").unwrap()["bytes"], json!(11));
+    }
+    let mut got = Vec::new();
+    stalled.read_to_end(&mut got).unwrap();
+    let waited = t.elapsed();
+    assert!(waited < Duration::from_secs(5), "closed after {waited:?}");
+    let line = String::from_utf8_lossy(&got);
+    let first = line.lines().next().unwrap_or_default();
+    let v: Value = serde_json::from_str(first).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    assert_eq!(v["error"]["kind"], json!("bad_request"), "{v}");
+    assert_eq!(line.lines().count(), 1, "{line:?}");
+}
+
+/// 10,000 connections opened and dropped: `status` still answers and the daemon's open fds
+/// come back to within a few of where they were.
+fn many_connections(socket: &Path, pid: u32) {
+    let before = open_fds(pid);
+    let t = Instant::now();
+    let mut refused = 0;
+    for i in 0..10_000 {
+        match UnixStream::connect(socket) {
+            Ok(s) => {
+                // Every tenth one says something half-way first.
+                if i % 10 == 0 {
+                    let _ = (&s).write_all(b"{\"op\":");
+                }
+                drop(s);
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(refused < 100, "{refused} of 10,000 connects refused");
+    assert!(t.elapsed() < Duration::from_secs(120));
+    // Closed peers may still hold connection slots for a moment (cap 64): status must answer
+    // within a few seconds.
+    let t = Instant::now();
+    let mut last = String::new();
+    wait_for(
+        "status after 10,000 connections",
+        Duration::from_secs(15),
+        || match Client::connect(socket)
+            .map_err(|e| e.to_string())
+            .and_then(|mut c| c.status().map_err(|e| e.to_string()))
+        {
+            Ok(st) => st["ok"] == json!(true),
+            Err(e) => {
+                if last != e {
+                    eprintln!("status after {:?}: {e}", t.elapsed());
+                    last = e;
+                }
+                false
+            }
+        },
+    );
+    eprintln!("status answered {:?} after the storm", t.elapsed());
+    let mut after = open_fds(pid);
+    wait_for("fds to settle", Duration::from_secs(10), || {
+        after = open_fds(pid);
+        after <= before + 4
+    });
+    let active = status(socket).unwrap()["connections"]["active"].clone();
+    assert!(active.as_u64().unwrap() <= 2, "active {active}");
+}
+
+#[test]
+fn serve_with_a_bad_model_exits_nonzero_without_a_socket() {
+    let tmp = tempfile::tempdir().unwrap();
+    let garbage = tmp.path().join("garbage.gguf");
+    std::fs::write(&garbage, b"this is not a gguf file\n".repeat(100)).unwrap();
+    let truncated = tmp.path().join("truncated.gguf");
+    let mut head = vec![0u8; 1 << 20];
+    std::fs::File::open(util::model_path("tiny"))
+        .unwrap()
+        .read_exact(&mut head)
+        .unwrap();
+    std::fs::write(&truncated, &head).unwrap();
+    let empty = tmp.path().join("empty.gguf");
+    std::fs::write(&empty, b"").unwrap();
+    let missing = tmp.path().join("vanished.gguf");
+    let mut seen = HashSet::new();
+    for (i, model) in [&missing, &garbage, &truncated, &empty]
+        .into_iter()
+        .enumerate()
+    {
+        let socket: PathBuf = tmp.path().join(format!("run{i}/toolsum.sock"));
+        let t = Instant::now();
+        // Without RUST_BACKTRACE, as users run it (with it, candle's errors carry a backtrace).
+        let out = serve_cmd(&socket, model)
+            .env_remove("RUST_BACKTRACE")
+            .env_remove("RUST_LIB_BACKTRACE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{model:?}: {:?}",
+            t.elapsed()
+        );
+        assert!(!out.status.success(), "{model:?} served");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("error"))
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        assert_eq!(lines.len(), 1, "{model:?}: {err}");
+        assert!(lines[0].contains("toolsum: error:"), "{err}");
+        seen.insert(lines[0].to_string());
+        assert!(!socket.exists(), "{model:?} left a socket behind");
+    }
+    assert_eq!(seen.len(), 4, "each failure says what went wrong: {seen:?}");
+}
