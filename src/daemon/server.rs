@@ -504,7 +504,12 @@ async fn guard(
                 Err(job) => {
                     let cap = server.worker.capacity();
                     let reason = format!("overloaded: the model queue is full ({cap} jobs)");
-                    match tokio::task::spawn_blocking(move || job.job.fallback(&reason)).await {
+                    let counter = server.counter.clone();
+                    match tokio::task::spawn_blocking(move || {
+                        job.job.fallback(Some(counter.as_ref()), &reason)
+                    })
+                    .await
+                    {
                         Ok(r) => r,
                         Err(e) => {
                             return Some(Err(ProtocolError::Internal(format!(
