@@ -194,7 +194,7 @@ fn main() {
                 );
                 std::thread::spawn(move || {
                     let mut client = None;
-                    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ (c as u64 + 1) * 0x1234_5678;
+                    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ ((c as u64 + 1) * 0x1234_5678);
                     loop {
                         let i = issued.fetch_add(1, Ordering::SeqCst);
                         if i >= max_requests || Instant::now() >= stop_at {

@@ -296,8 +296,20 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-            eprintln!("toolsum: error: {}", chain.join(": "));
+            // The whole cause chain on one line, skipping a cause that the message before it
+            // already quotes (thiserror messages often embed their source).
+            let mut msg = String::new();
+            for cause in e.chain() {
+                let c = cause.to_string();
+                let c = c.lines().next().unwrap_or("");
+                if !msg.contains(c) {
+                    if !msg.is_empty() {
+                        msg.push_str(": ");
+                    }
+                    msg.push_str(c);
+                }
+            }
+            eprintln!("toolsum: error: {msg}");
             ExitCode::FAILURE
         }
     }

@@ -96,13 +96,13 @@ pub enum TokenizerError {
         source: std::io::Error,
     },
     /// The GGUF header (metadata + tensor infos) could not be parsed: truncated or not a GGUF.
-    #[error("reading GGUF header of {path}: {source}")]
+    #[error("{path} is not a valid GGUF file ({detail}): re-fetch it with `scripts/fetch-models.sh`, or check the path")]
     Header {
         /// The file that was read.
         path: PathBuf,
-        /// candle's parse error.
-        #[source]
-        source: candle_core::Error,
+        /// The first line of candle's parse error (it appends a backtrace when RUST_BACKTRACE
+        /// is set).
+        detail: String,
     },
     /// A required metadata key is absent.
     #[error("GGUF metadata has no `{0}`")]
@@ -311,9 +311,9 @@ impl GgufTokenizer {
             source,
         })?;
         let mut reader = BufReader::new(file);
-        let content = Content::read(&mut reader).map_err(|source| TokenizerError::Header {
+        let content = Content::read(&mut reader).map_err(|e| TokenizerError::Header {
             path: path.to_path_buf(),
-            source,
+            detail: e.to_string().lines().next().unwrap_or("").to_string(),
         })?;
         Self::from_content(&content)
     }

@@ -369,14 +369,15 @@ fn real_daemon_end_to_end() {
         "content_path pass-through is byte-identical"
     );
 
-    // Summary of a corpus file: saved whole (0600), summarized by the model.
+    // Summary of a corpus file: saved whole (0600), summarized by the model. A generous model
+    // time so a loaded machine cannot make the pipeline skip the model.
     let corpus = std::fs::read(util::corpus_dir().join("ci_08.log")).unwrap();
     let (r, _) = cli_guard(
         &socket,
         &session,
         "Bash",
         &corpus,
-        &["--token-limit", "2000"],
+        &["--token-limit", "2000", "--model-ms", "50000"],
     );
     assert_eq!(kind(&r), "summary", "{r:?}");
     assert!(r.model.is_some(), "{r:?}");

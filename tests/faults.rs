@@ -199,7 +199,7 @@ fn kill9_mid_burst_then_restart_and_faults() {
         }
         let bytes = std::fs::read(e.path()).unwrap();
         assert!(
-            inputs.iter().any(|i| *i == bytes),
+            inputs.contains(&bytes),
             "{name} ({} bytes) is not a complete input",
             bytes.len()
         );

@@ -231,9 +231,10 @@ fn worker_loop(
         }
         let queue_ms = enqueued.elapsed().as_secs_f64() * 1e3;
         let resp = if job.deadline().is_some_and(|d| Instant::now() >= d) {
-            Some(job.fallback(Some(counter), &format!(
-                "deadline_passed: waited {queue_ms:.0} ms in the model queue"
-            )))
+            Some(job.fallback(
+                Some(counter),
+                &format!("deadline_passed: waited {queue_ms:.0} ms in the model queue"),
+            ))
         } else {
             busy.store(true, Ordering::SeqCst);
             let mut wrapped = CancelNarrator {

@@ -617,7 +617,11 @@ mod tests {
         let r = done(prepare(rq, Some(&QuarterCounter)).unwrap());
         assert_eq!(r.kind, ResultKind::Preview);
         assert!(r.reason.as_deref().unwrap().starts_with("too_large"));
-        assert!(r.text.contains("facts extracted by structure"), "{}", r.text);
+        assert!(
+            r.text.contains("facts extracted by structure"),
+            "{}",
+            r.text
+        );
         assert!(r.text.contains("ERROR: unexpected status 401 Unauthorized"));
         assert!(r.text.len() < 2 * 2_000 * 2 + 1_000);
         assert_eq!(r.saved.len(), 1);

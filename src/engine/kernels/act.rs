@@ -79,7 +79,7 @@ impl ActQ {
     /// Quantizes `m` rows of `k` values (`x.len() == m * k`, `k` a multiple of 32), with SIMD
     /// when `simd` is set (the caller has checked AVX2).
     pub fn quantize_rows(&mut self, x: &[f32], k: usize, simd: bool) {
-        debug_assert!(k % BLOCK == 0 && x.len() % k == 0);
+        debug_assert!(k.is_multiple_of(BLOCK) && x.len().is_multiple_of(k));
         let nbt = x.len() / BLOCK;
         self.d.resize(nbt, 0.0);
         self.s.resize(nbt, 0.0);

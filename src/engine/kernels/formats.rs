@@ -138,7 +138,7 @@ impl Builder {
 /// If `data` is shorter than `n * k` weights of `dtype` or `k` is not a block multiple.
 pub fn pack(dtype: GgmlDType, data: &[u8], n: usize, k: usize) -> Option<Packed> {
     let (bytes, per) = block_geometry(dtype)?;
-    assert!(k % per == 0, "k = {k} is not a multiple of {per}");
+    assert!(k.is_multiple_of(per), "k = {k} is not a multiple of {per}");
     assert!(data.len() >= n * k / per * bytes, "GGML data too short");
     let layout = match dtype {
         GgmlDType::Q4_0 | GgmlDType::Q4_1 | GgmlDType::Q4K => Layout::U4,

@@ -17,6 +17,8 @@
 //! handed out by rayon's work stealing, so a core taken by another process only slows the
 //! chunks it would have run instead of stalling a barrier.
 
+// AVX-512 and AVX-VNNI intrinsics need Rust 1.89: Cargo.toml's rust-version.
+
 pub mod act;
 pub mod formats;
 #[cfg(target_arch = "x86_64")]
@@ -165,7 +167,7 @@ impl QLinear {
     /// Candle errors reading the tensor's bytes or re-quantizing a K-quant to Q8_0.
     pub fn new(t: &QTensor, isa: Isa) -> candle_core::Result<Option<QLinear>> {
         let dims = t.shape().dims();
-        if dims.len() != 2 || dims[1] % BLOCK != 0 {
+        if dims.len() != 2 || !dims[1].is_multiple_of(BLOCK) {
             return Ok(None);
         }
         let (n, k) = (dims[0], dims[1]);
@@ -234,7 +236,7 @@ impl QLinear {
     pub fn matmul(&self, x: &[f32], out: &mut [f32]) {
         let (n, k) = (self.w.n, self.w.k);
         assert!(
-            x.len() % k == 0,
+            x.len().is_multiple_of(k),
             "input length {} is not a multiple of k = {k}",
             x.len()
         );
@@ -285,7 +287,7 @@ impl QLinear {
             match self.isa {
                 Isa::Scalar => scalar_rows(w, a, m, j0, j1, out),
                 Isa::Avx2 => go!(avx2),
-                Isa::Avx512Vnni if w.nb() % 2 == 0 => match x86::tag(w.layout) {
+                Isa::Avx512Vnni if w.nb().is_multiple_of(2) => match x86::tag(w.layout) {
                     x86::L_U4 => x86_512::rows::<{ x86::L_U4 }>(w, a, m, j0, j1, o),
                     x86::L_U5 => x86_512::rows::<{ x86::L_U5 }>(w, a, m, j0, j1, o),
                     _ => x86_512::rows::<{ x86::L_I8 }>(w, a, m, j0, j1, o),
@@ -297,7 +299,7 @@ impl QLinear {
         #[cfg(not(target_arch = "x86_64"))]
         scalar_rows(w, a, m, j0, j1, out);
         // The 512-bit kernel folds integer offsets into its dot products.
-        let folded = self.isa == Isa::Avx512Vnni && w.nb() % 2 == 0 && w.offset.is_some();
+        let folded = self.isa == Isa::Avx512Vnni && w.nb().is_multiple_of(2) && w.offset.is_some();
         if !folded && (w.layout != Layout::I8 || self.isa.biased_i8()) {
             offset_term(w, a, m, j0, j1, out);
         }

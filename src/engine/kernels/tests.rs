@@ -143,6 +143,7 @@ fn simd_paths_equal_scalar() {
             (13usize, 1usize, 512usize),
             (9, 5, 512),
             (16, 8, 512),
+            (40, 6, 576),
             (7, 3, 480),
         ] {
             if k % 256 != 0 && matches!(dt, GgmlDType::Q4K | GgmlDType::Q6K) {
@@ -151,7 +152,13 @@ fn simd_paths_equal_scalar() {
             let ql = QLinear::new(&qtensor(dt, n, k, 5 + n as u64), Isa::Scalar)
                 .unwrap()
                 .unwrap();
-            let x = r.vec(m * k);
+            // Activations with outliers, as in real hidden states.
+            let x: Vec<f32> = r
+                .vec(m * k)
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| if i % 97 == 0 { v * 40.0 } else { v })
+                .collect();
             let mut want = vec![0f32; m * n];
             ql.matmul(&x, &mut want);
             for isa in Isa::available().into_iter().skip(1) {

@@ -52,6 +52,9 @@ macro_rules! isa_kernels {
             pub const VNNI: bool = $vnni;
 
             /// Unsigned 8-bit `w` times signed 8-bit `y`, summed in groups of 4 into 8 i32.
+            ///
+            /// # Safety
+            /// The CPU must have this module's features (callers outside them need `unsafe`).
             #[inline]
             #[target_feature(enable = $feat)]
             pub fn dot($w: __m256i, $y: __m256i) -> __m256i $dot
@@ -95,6 +98,7 @@ macro_rules! isa_kernels {
             ///
             /// # Safety
             /// Rows in range; `o` valid for those rows and columns; CPU has the features.
+            #[allow(clippy::needless_range_loop)] // indexes run over two arrays at once
             #[inline]
             #[target_feature(enable = $feat)]
             unsafe fn tile<const L: u8, const R: usize, const C: usize>(

@@ -43,6 +43,7 @@ unsafe fn nibbles2(p: *const u8) -> __m512i {
     _mm512_and_si512(z, _mm512_set1_epi8(0x0f))
 }
 
+#[allow(clippy::needless_range_loop)] // indexes run over two arrays at once
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
 unsafe fn tile<const L: u8, const R: usize, const C: usize>(
@@ -131,7 +132,7 @@ unsafe fn column<const L: u8, const C: usize>(w: &Packed, a: &ActQ, m: usize, j0
 /// `j0..j1`; the CPU has [`FEATURES`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")]
 pub unsafe fn rows<const L: u8>(w: &Packed, a: &ActQ, m: usize, j0: usize, j1: usize, o: Out) {
-    debug_assert!((w.k / 32) % 2 == 0);
+    debug_assert!((w.k / 32).is_multiple_of(2));
     let mut j = j0;
     while j + NR <= j1 {
         column::<L, NR>(w, a, m, j, o);
