@@ -285,21 +285,7 @@ impl SummaryJob {
             return self.fallback(Some(counter), "deadline_passed: no time left for the model");
         }
         let model_name = narrator.as_deref().map(|n| n.model_name());
-        let summary = {
-            let input = SummaryInput {
-                text: &self.text,
-                tool: &self.tool,
-                args: self.args.as_deref(),
-                intent: self.intent.as_deref(),
-                input_tokens: self.input_tokens,
-            };
-            let budget = SummaryBudget {
-                prefill_budget: self.limits.prefill_budget,
-                max_new_tokens: self.limits.max_new_tokens,
-                deadline: Some(self.model_deadline()),
-            };
-            summarize(&input, &budget, counter, narrator)
-        };
+        let summary = self.summarize(counter, narrator, Some(self.model_deadline()));
         if summary.text.trim().is_empty() {
             let reason = summary
                 .reason
@@ -364,21 +350,7 @@ impl SummaryJob {
             r.tokens.output = counter.count(&r.text);
             return r;
         }
-        let summary = {
-            let input = SummaryInput {
-                text: &self.text,
-                tool: &self.tool,
-                args: self.args.as_deref(),
-                intent: self.intent.as_deref(),
-                input_tokens: self.input_tokens,
-            };
-            let budget = SummaryBudget {
-                prefill_budget: self.limits.prefill_budget,
-                max_new_tokens: self.limits.max_new_tokens,
-                deadline: None,
-            };
-            summarize(&input, &budget, counter, None)
-        };
+        let summary = self.summarize(counter, None, None);
         if summary.text.trim().is_empty() {
             let f = footer(self.full());
             let mut r = self.preview_response(header, &f, reason);
@@ -398,6 +370,28 @@ impl SummaryJob {
         r.saved = self.saved;
         r.timings_ms.total = ms(self.started);
         r
+    }
+
+    /// Runs the summary step on this job's text with the job's limits.
+    fn summarize(
+        &self,
+        counter: &dyn TokenCounter,
+        narrator: Option<&mut dyn Narrator>,
+        deadline: Option<Instant>,
+    ) -> crate::guard::summarize::Summary {
+        let input = SummaryInput {
+            text: &self.text,
+            tool: &self.tool,
+            args: self.args.as_deref(),
+            intent: self.intent.as_deref(),
+            input_tokens: self.input_tokens,
+        };
+        let budget = SummaryBudget {
+            prefill_budget: self.limits.prefill_budget,
+            max_new_tokens: self.limits.max_new_tokens,
+            deadline,
+        };
+        summarize(&input, &budget, counter, narrator)
     }
 
     /// When the model must be done: the request's deadline or `limits.model_ms` from now,

@@ -336,17 +336,9 @@ pub fn show_line_max(line: &str, max: usize) -> String {
     format!("{head} …[{cut} bytes]… {}", &out[tail_start..])
 }
 
-/// Formats an integer with thousands separators ("2,000").
+/// Formats an integer with thousands separators ("2,000"); see [`crate::guard::save::thousands`].
 pub fn fmt_num(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::guard::save::thousands(n as u64)
 }
 
 #[cfg(test)]
