@@ -224,11 +224,9 @@ pub fn prepare(
         );
         let r = match counter {
             Some(c) => {
-                let header = format!(
-                    "[Output too large for the model (at least {} tokens); facts extracted by structure.]",
-                    thousands(tokens as u64)
-                );
-                job.digest(c, &header, reason)
+                // The token count is in `reason`; the text states only what the input says.
+                let header = "[Output too large for the model; facts extracted by structure.]";
+                job.digest(c, header, reason)
             }
             None => {
                 let header = format!(
