@@ -17,7 +17,7 @@ sock="$session/run/toolsum.sock"
 trap '"$bin" stop --socket "$sock" >/dev/null 2>&1 || true' EXIT
 echo "== toolsum guard --tool $tool $input ($(wc -c <"$input") bytes), session dir $session" >&2
 start=$(date +%s.%N)
-out=$("$bin" guard --tool "$tool" --args '{"command":"cat '"$input"'"}' --intent "$intent" \
+out=$("$bin" guard --tool "$tool" --args '{"command":"gh run view --log-failed"}' --intent "$intent" \
   --session-dir "$session" --socket "$sock" "$input")
 end=$(date +%s.%N)
 printf '%s\n' "$out"
