@@ -264,27 +264,7 @@ fn cli_guard(
     input: &[u8],
     extra: &[&str],
 ) -> (GuardResponse, Output) {
-    let mut child = Command::new(util::bin())
-        .args(["guard", "--json", "--no-spawn", "--tool", tool, "--socket"])
-        .arg(socket)
-        .arg("--session-dir")
-        .arg(session)
-        .arg("--model")
-        .arg(util::model_path("tiny"))
-        .args(extra)
-        .env_remove("TOOLSUM_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let data = input.to_vec();
-    let w = std::thread::spawn(move || {
-        let _ = stdin.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    w.join().unwrap();
+    let out = util::run_guard(socket, session, tool, input.to_vec(), extra);
     assert!(
         out.status.success(),
         "guard failed: {}",

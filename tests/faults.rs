@@ -81,34 +81,7 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
 
 /// Runs `toolsum guard --json --no-spawn` with `input` on stdin; returns its output.
 fn cli_guard(socket: &Path, session: &Path, input: Vec<u8>, extra: &[&str]) -> Output {
-    let mut child = Command::new(util::bin())
-        .args([
-            "guard",
-            "--json",
-            "--no-spawn",
-            "--tool",
-            "Bash",
-            "--socket",
-        ])
-        .arg(socket)
-        .arg("--session-dir")
-        .arg(session)
-        .arg("--model")
-        .arg(util::model_path("tiny"))
-        .args(extra)
-        .env_remove("TOOLSUM_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let w = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    w.join().unwrap();
-    out
+    util::run_guard(socket, session, "Bash", input, extra)
 }
 
 /// Count of open file descriptors of `pid` (from `/proc/<pid>/fd`).
