@@ -145,6 +145,7 @@ fn main() {
                 LoadOptions {
                     convert_to_q8: q8,
                     max_context: max_pp + tg + 16,
+                    kernels: None,
                 },
             )
             .expect("load");
@@ -178,6 +179,7 @@ fn main() {
             LoadOptions {
                 convert_to_q8: true,
                 max_context: 1024,
+                kernels: None,
             },
         )
         .expect("load");

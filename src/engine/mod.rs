@@ -5,6 +5,7 @@
 //! It is not `Sync`: the daemon gives it to one thread (STYLE.md, habit 4).
 
 pub mod chat;
+mod cpu;
 pub mod kernels;
 pub mod model;
 
@@ -57,7 +58,8 @@ pub struct EngineOptions {
     pub threads: Option<usize>,
     /// `cpu`, `cuda[:N]` (feature `cuda`) or `metal` (feature `metal`).
     pub device: String,
-    /// Convert Q4_0/Q4_1/Q5_0/Q5_1 matrices to Q8_0 at load (see [`LoadOptions`]). Default on.
+    /// Convert Q4_0/Q4_1/Q5_0/Q5_1 matrices to Q8_0 at load when they run on candle's kernels
+    /// (see [`LoadOptions`]; our kernels always run the file's types). Default on.
     pub convert_to_q8: bool,
     /// Tokens per prefill forward pass.
     pub prefill_chunk: usize,
@@ -68,6 +70,9 @@ pub struct EngineOptions {
     pub system_prompt: Option<String>,
     /// Chat template to use instead of the GGUF's own (Jinja source).
     pub chat_template: Option<String>,
+    /// Force a CPU kernel path (`None`: run-time detection or `TOOLSUM_KERNELS`); tests
+    /// check that greedy output does not depend on it.
+    pub kernels: Option<kernels::Isa>,
     /// Token choice.
     pub sampling: Sampling,
     /// Repetition penalty over the last [`REPEAT_WINDOW`] generated tokens (1.0 = off).
@@ -88,6 +93,7 @@ impl Default for EngineOptions {
             max_context: DEFAULT_MAX_CONTEXT,
             system_prompt: None,
             chat_template: None,
+            kernels: None,
             sampling: Sampling::Greedy,
             repeat_penalty: 1.1,
         }
@@ -207,6 +213,7 @@ impl Engine {
             LoadOptions {
                 convert_to_q8: opts.convert_to_q8,
                 max_context: opts.max_context,
+                kernels: opts.kernels,
             },
         )?;
         let cache = model.new_cache()?;

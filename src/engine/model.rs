@@ -16,6 +16,7 @@ use candle_core::quantized::gguf_file::{self, Content, Value};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{DType, Device, IndexOp, Module, Tensor};
 
+use super::cpu::{simd_for, CpuBlock, CpuModel, RawLayer};
 use super::kernels::{Isa, QLinear};
 
 /// Architectures this engine runs (`general.architecture`).
@@ -201,11 +202,16 @@ struct Block {
 /// Load-time options for the weights.
 #[derive(Debug, Clone, Copy)]
 pub struct LoadOptions {
-    /// Re-quantize Q4_1/Q5_0/Q5_1 matrices to Q8_0 at load: candle 0.11.1 has only scalar
-    /// kernels for those types (measured 4-6x slower than its Q8_0 SIMD path on this CPU).
+    /// Re-quantize Q4_1/Q5_0/Q5_1 matrices to Q8_0 at load when they run on candle's kernels
+    /// (GPU, or `TOOLSUM_KERNELS=candle`): candle 0.11.1 has only scalar CPU kernels for those
+    /// types (measured 4-6x slower than its Q8_0 SIMD path on this CPU). Ignored for our
+    /// kernels, which run the file's types.
     pub convert_to_q8: bool,
     /// Context to preallocate the KV cache for (tokens); capped at the file's context length.
     pub max_context: usize,
+    /// Kernel path for our CPU kernels: `None` = [`Isa::choose`] (run-time detection, or the
+    /// `TOOLSUM_KERNELS` override); `Some(isa)` forces one (tests compare paths with it).
+    pub kernels: Option<Isa>,
 }
 
 /// The loaded weights and RoPE tables. Immutable after load: all per-request state lives in
@@ -223,6 +229,9 @@ pub struct Transformer {
     cos: Tensor,
     sin: Tensor,
     device: Device,
+    /// The plain-buffer CPU forward ([`super::cpu`]), used when every matrix runs on our
+    /// kernels; `blocks` is then empty.
+    cpu: Option<CpuModel>,
     /// Count of matrices per kernel as used at run time, `type/path` (e.g. `{"Q5_0/avx512vnni":
     /// 144, "Q6_K→Q8_0/avx512vnni": 12}`; candle's kernels show as `Q8_0/candle`), for status.
     pub kernel_types: HashMap<String, usize>,
@@ -262,7 +271,11 @@ impl Transformer {
                 .tensor(file, name, device)
                 .map_err(|e| ModelError::Missing(format!("tensor {name} ({e})")))
         };
-        let isa = Isa::choose().filter(|_| device.is_cpu());
+        let isa = match opts.kernels {
+            Some(i) => Some(i),
+            None => Isa::choose(),
+        }
+        .filter(|_| device.is_cpu());
         let mut to_matmul = |t: QTensor| -> Result<Matmul> {
             if let Some(isa) = isa {
                 if let Some(q) = QLinear::new(&t, isa)? {
@@ -278,7 +291,9 @@ impl Transformer {
         let mut mat =
             |name: &str, get: &mut dyn FnMut(&str) -> Result<QTensor>| -> Result<Matmul> {
                 let t = get(name)?;
+                // Our kernels run the file's types; the conversion helps candle's only.
                 let t = if opts.convert_to_q8
+                    && isa.is_none()
                     && matches!(
                         t.dtype(),
                         GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1 | GgmlDType::Q4_0
@@ -349,6 +364,11 @@ impl Transformer {
         };
         let ctx = opts.max_context.min(cfg.train_ctx).max(16);
         let (cos, sin) = rope_tables(&cfg, ctx, device)?;
+        let cpu = match isa {
+            Some(isa) => cpu_model(&blocks, &out_norm, &output, &cos, &sin, ctx, isa)?,
+            None => None,
+        };
+        let blocks = if cpu.is_some() { Vec::new() } else { blocks };
         Ok(Self {
             cfg,
             ctx,
@@ -359,6 +379,7 @@ impl Transformer {
             cos,
             sin,
             device: device.clone(),
+            cpu,
             kernel_types,
         })
     }
@@ -369,6 +390,17 @@ impl Transformer {
     /// # Errors
     /// Allocation failure on the device.
     pub fn new_cache(&self) -> Result<KvCache> {
+        if self.cpu.is_some() {
+            let layers = (0..self.cfg.n_layer)
+                .map(|_| RawLayer::new(&self.cfg, self.ctx))
+                .collect();
+            return Ok(KvCache {
+                store: Store::Raw(layers),
+                len: 0,
+                ctx: self.ctx,
+                hd: self.cfg.head_dim,
+            });
+        }
         let shape = (1, self.cfg.n_head_kv, self.ctx, self.cfg.head_dim);
         let mut layers = Vec::with_capacity(self.cfg.n_layer);
         for _ in 0..self.cfg.n_layer {
@@ -377,7 +409,12 @@ impl Transformer {
                 Tensor::zeros(shape, DType::F32, &self.device)?,
             ));
         }
-        Ok(KvCache { layers, len: 0 })
+        Ok(KvCache {
+            store: Store::Tensors(layers),
+            len: 0,
+            ctx: self.ctx,
+            hd: self.cfg.head_dim,
+        })
     }
 
     /// Runs `tokens` at positions `cache.len..cache.len + tokens.len()`, appends their keys and
@@ -397,14 +434,32 @@ impl Transformer {
         }
         let cfg = &self.cfg;
         let ids = Tensor::new(tokens, &self.device)?;
-        let mut x = self.embd.embedding(&ids)?.unsqueeze(0)?; // [1, t, d]
+        let emb = self.embd.embedding(&ids)?; // [t, d]
+        let layers = match (&self.cpu, &mut cache.store) {
+            (Some(cpu), Store::Raw(layers)) => {
+                let x = emb.flatten_all()?.to_vec1::<f32>()?;
+                // Run the pass on a pool worker: its parallel loops then start and join
+                // without waking or parking the calling thread each time (one hand-off per
+                // call instead of ~5 per layer).
+                let logits = rayon::scope(|_| cpu.forward(cfg, x, pos, layers));
+                cache.len = pos + t;
+                return Ok(Tensor::from_vec(logits, cfg.vocab, &self.device)?);
+            }
+            (None, Store::Tensors(layers)) => layers,
+            _ => {
+                return Err(ModelError::Missing(
+                    "a KV cache made by this model (new_cache)".into(),
+                ))
+            }
+        };
+        let mut x = emb.unsqueeze(0)?; // [1, t, d]
         let cos = self.cos.narrow(0, pos, t)?;
         let sin = self.sin.narrow(0, pos, t)?;
         let total = pos + t;
         let mask = causal_mask(t, pos, &self.device)?;
         let n_rep = cfg.n_head / cfg.n_head_kv;
         let scale = 1.0 / (cfg.head_dim as f64).sqrt();
-        for (blk, (ck, cv)) in self.blocks.iter().zip(cache.layers.iter_mut()) {
+        for (blk, (ck, cv)) in self.blocks.iter().zip(layers.iter_mut()) {
             let h = candle_nn::ops::rms_norm(&x, &blk.attn_norm, cfg.rms_eps)?;
             let q = blk.q.forward(&h)?;
             let k = blk.k.forward(&h)?;
@@ -496,12 +551,21 @@ fn causal_mask(t: usize, pos: usize, device: &Device) -> Result<Tensor> {
     Ok(Tensor::from_vec(m, (t, total), device)?)
 }
 
-/// The KV cache: per layer, preallocated key and value tensors `[1, n_head_kv, ctx, head_dim]`
-/// (f32), filled up to `len` tokens.
+/// The KV cache, preallocated for the whole context and filled up to `len` tokens: per layer,
+/// f32 keys and values, either as candle tensors `[1, n_head_kv, ctx, head_dim]` (candle path)
+/// or as the CPU path's plain buffers (keys transposed; see [`super::cpu`]).
 #[derive(Debug)]
 pub struct KvCache {
-    layers: Vec<(Tensor, Tensor)>,
+    store: Store,
     len: usize,
+    ctx: usize,
+    hd: usize,
+}
+
+#[derive(Debug, Clone)]
+enum Store {
+    Tensors(Vec<(Tensor, Tensor)>),
+    Raw(Vec<RawLayer>),
 }
 
 /// A copy of the first `len` positions of a [`KvCache`], with the token ids that produced them.
@@ -509,7 +573,7 @@ pub struct KvCache {
 pub struct KvSnapshot {
     /// Token ids of the cached prefix.
     pub tokens: Vec<u32>,
-    layers: Vec<(Tensor, Tensor)>,
+    store: Store,
 }
 
 impl KvCache {
@@ -540,22 +604,34 @@ impl KvCache {
                 self.len
             )));
         }
-        // A fresh buffer per layer: a narrowed view can share the cache's storage (when it is
-        // contiguous), and restore() may not slice_set a tensor into its own storage.
-        let copy = |t: &Tensor| -> candle_core::Result<Tensor> {
-            let view = t.narrow(2, 0, n)?.contiguous()?;
-            let dst = Tensor::zeros(view.shape(), view.dtype(), view.device())?;
-            dst.slice_set(&view, 2, 0)?;
-            Ok(dst)
+        let store = match &self.store {
+            Store::Raw(layers) => Store::Raw(
+                layers
+                    .iter()
+                    .map(|l| l.prefix(n, self.ctx, self.hd))
+                    .collect(),
+            ),
+            Store::Tensors(layers) => {
+                // A fresh buffer per layer: a narrowed view can share the cache's storage
+                // (when it is contiguous), and restore() may not slice_set a tensor into its
+                // own storage.
+                let copy = |t: &Tensor| -> candle_core::Result<Tensor> {
+                    let view = t.narrow(2, 0, n)?.contiguous()?;
+                    let dst = Tensor::zeros(view.shape(), view.dtype(), view.device())?;
+                    dst.slice_set(&view, 2, 0)?;
+                    Ok(dst)
+                };
+                Store::Tensors(
+                    layers
+                        .iter()
+                        .map(|(k, v)| Ok((copy(k)?, copy(v)?)))
+                        .collect::<candle_core::Result<Vec<_>>>()?,
+                )
+            }
         };
-        let layers = self
-            .layers
-            .iter()
-            .map(|(k, v)| Ok((copy(k)?, copy(v)?)))
-            .collect::<candle_core::Result<Vec<_>>>()?;
         Ok(KvSnapshot {
             tokens: tokens.to_vec(),
-            layers,
+            store,
         })
     }
 
@@ -563,13 +639,94 @@ impl KvCache {
     /// holds exactly that prefix.
     ///
     /// # Errors
-    /// Candle errors (shape mismatch with a snapshot from another model).
+    /// A snapshot of the other storage kind; candle errors (shape mismatch with a snapshot
+    /// from another model).
     pub fn restore(&mut self, snap: &KvSnapshot) -> Result<()> {
-        for ((k, v), (sk, sv)) in self.layers.iter_mut().zip(snap.layers.iter()) {
-            k.slice_set(sk, 2, 0)?;
-            v.slice_set(sv, 2, 0)?;
+        let n = snap.tokens.len();
+        match (&mut self.store, &snap.store) {
+            (Store::Raw(layers), Store::Raw(saved)) => {
+                for (l, s) in layers.iter_mut().zip(saved) {
+                    l.restore(s, n, self.ctx, self.hd);
+                }
+            }
+            (Store::Tensors(layers), Store::Tensors(saved)) => {
+                for ((k, v), (sk, sv)) in layers.iter_mut().zip(saved.iter()) {
+                    k.slice_set(sk, 2, 0)?;
+                    v.slice_set(sv, 2, 0)?;
+                }
+            }
+            _ => {
+                return Err(ModelError::Missing(
+                    "a snapshot of the same cache kind".into(),
+                ))
+            }
         }
-        self.len = snap.tokens.len();
+        self.len = n;
         Ok(())
     }
+}
+
+/// Builds the CPU path's model when every matrix got one of our kernels (else `None`).
+fn cpu_model(
+    blocks: &[Block],
+    out_norm: &Tensor,
+    output: &Matmul,
+    cos: &Tensor,
+    sin: &Tensor,
+    ctx: usize,
+    isa: Isa,
+) -> Result<Option<CpuModel>> {
+    fn ours(m: &Matmul) -> Option<QLinear> {
+        match m {
+            Matmul::Ours(q) => Some(q.clone()),
+            Matmul::Candle(_) => None,
+        }
+    }
+    let vec = |t: &Tensor| -> candle_core::Result<Vec<f32>> {
+        t.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()
+    };
+    let bias = |b: &Option<Tensor>| -> candle_core::Result<Option<Vec<f32>>> {
+        b.as_ref().map(&vec).transpose()
+    };
+    let mut out = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        let (Some(q), Some(k), Some(v), Some(o), Some(gate), Some(up), Some(down)) = (
+            ours(&b.q.w),
+            ours(&b.k.w),
+            ours(&b.v.w),
+            ours(&b.o.w),
+            ours(&b.gate),
+            ours(&b.up),
+            ours(&b.down),
+        ) else {
+            return Ok(None);
+        };
+        out.push(CpuBlock {
+            attn_norm: vec(&b.attn_norm)?,
+            q,
+            k,
+            v,
+            o,
+            bq: bias(&b.q.b)?,
+            bk: bias(&b.k.b)?,
+            bv: bias(&b.v.b)?,
+            bo: bias(&b.o.b)?,
+            ffn_norm: vec(&b.ffn_norm)?,
+            gate,
+            up,
+            down,
+        });
+    }
+    let Some(output) = ours(output) else {
+        return Ok(None);
+    };
+    Ok(Some(CpuModel {
+        blocks: out,
+        out_norm: vec(out_norm)?,
+        output,
+        cos: vec(cos)?,
+        sin: vec(sin)?,
+        ctx,
+        simd: simd_for(isa),
+    }))
 }

@@ -234,36 +234,7 @@ impl QLinear {
     /// # Panics
     /// If `x.len()` is not a multiple of `k` or `out.len() != m * n`.
     pub fn matmul(&self, x: &[f32], out: &mut [f32]) {
-        let (n, k) = (self.w.n, self.w.k);
-        assert!(
-            x.len().is_multiple_of(k),
-            "input length {} is not a multiple of k = {k}",
-            x.len()
-        );
-        let m = x.len() / k;
-        assert_eq!(out.len(), m * n, "output length");
-        if m == 0 || n == 0 {
-            return;
-        }
-        let mut a = ActQ::default();
-        a.quantize_rows(x, k, self.isa != Isa::Scalar);
-        let threads = rayon::current_num_threads().max(1);
-        // About 4 chunks per thread, a multiple of 4 rows (the widest tile).
-        let chunk = n.div_ceil(threads * 4).next_multiple_of(4).max(4);
-        let nchunks = n.div_ceil(chunk);
-        let o = OutPtr(out.as_mut_ptr());
-        let run = |c: usize| {
-            let j0 = c * chunk;
-            let j1 = (j0 + chunk).min(n);
-            // SAFETY: tasks write disjoint columns j0..j1 of the m x n output, which outlives
-            // the parallel loop; `a` holds m rows of k.
-            unsafe { self.rows(&a, m, j0, j1, o.get()) };
-        };
-        if nchunks == 1 || threads == 1 {
-            (0..nchunks).for_each(run);
-        } else {
-            (0..nchunks).into_par_iter().for_each(run);
-        }
+        matmul_many(&[self], x, &mut [out]);
     }
 
     /// Computes weight rows `j0..j1` for all `m` rows of `a`, offset term included.
@@ -298,8 +269,9 @@ impl QLinear {
         }
         #[cfg(not(target_arch = "x86_64"))]
         scalar_rows(w, a, m, j0, j1, out);
-        // The 512-bit kernel folds integer offsets into its dot products.
-        let folded = self.isa == Isa::Avx512Vnni && w.nb().is_multiple_of(2) && w.offset.is_some();
+        // The 512-bit kernel folds integer offsets into its dot products and stored mins
+        // into its accumulators.
+        let folded = self.isa == Isa::Avx512Vnni && w.nb().is_multiple_of(2);
         if !folded && (w.layout != Layout::I8 || self.isa.biased_i8()) {
             offset_term(w, a, m, j0, j1, out);
         }
@@ -326,6 +298,56 @@ impl QLinear {
         let mut od = dims.to_vec();
         *od.last_mut().expect("non-empty dims") = self.w.n;
         Tensor::from_vec(out, od, x.device())
+    }
+}
+
+/// Applies several layers that share one input: `outs[l] = x W_l^T` for `m = x.len() / k`
+/// rows (every layer's `k` equal). `x` is quantized once and the weight rows of all layers
+/// form one queue of chunks (about 4 per thread, multiples of 4 rows) for rayon's work
+/// stealing, so q/k/v or gate/up cost one parallel dispatch instead of three or two.
+///
+/// # Panics
+/// If the layers' `k` differ, `x.len()` is not a multiple of `k`, `outs.len()` differs from
+/// `layers.len()`, or `outs[l].len() != m * n_l`.
+pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
+    assert_eq!(layers.len(), outs.len(), "one output per layer");
+    let Some(first) = layers.first() else {
+        return;
+    };
+    let k = first.w.k;
+    assert!(
+        x.len().is_multiple_of(k),
+        "input length {} is not a multiple of k = {k}",
+        x.len()
+    );
+    let m = x.len() / k;
+    let threads = rayon::current_num_threads().max(1);
+    let mut tasks: Vec<(usize, usize, usize)> = Vec::new();
+    for (l, (layer, out)) in layers.iter().zip(outs.iter()).enumerate() {
+        assert_eq!(layer.w.k, k, "layers of one matmul_many share k");
+        let n = layer.w.n;
+        assert_eq!(out.len(), m * n, "output length");
+        if m == 0 || n == 0 {
+            continue;
+        }
+        let chunk = n.div_ceil(threads * 4).next_multiple_of(4).max(4);
+        tasks.extend((0..n.div_ceil(chunk)).map(|c| (l, c * chunk, ((c + 1) * chunk).min(n))));
+    }
+    if tasks.is_empty() {
+        return;
+    }
+    let mut a = ActQ::default();
+    a.quantize_rows(x, k, first.isa != Isa::Scalar);
+    let ptrs: Vec<OutPtr> = outs.iter_mut().map(|o| OutPtr(o.as_mut_ptr())).collect();
+    let run = |&(l, j0, j1): &(usize, usize, usize)| {
+        // SAFETY: tasks write disjoint columns j0..j1 of layer l's m x n output, which
+        // outlives the parallel loop; `a` holds m rows of k.
+        unsafe { layers[l].rows(&a, m, j0, j1, ptrs[l].get()) };
+    };
+    if tasks.len() == 1 || threads == 1 {
+        tasks.iter().for_each(run);
+    } else {
+        tasks.par_iter().for_each(run);
     }
 }
 

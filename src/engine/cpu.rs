@@ -1,0 +1,622 @@
+//! The CPU forward pass on plain `f32` buffers: our quantized kernels for every matrix, fused
+//! causal attention over a KV cache laid out for it, and no tensor-library dispatch per op.
+//!
+//! Why: at decode (one token) the matrices are small, and candle's per-op overhead (allocation,
+//! layout checks, a parallel dispatch per op) dominated: 30 layers x ~40 ops per token. Here a
+//! layer is five parallel passes (q/k/v together, attention, output projection, gate/up
+//! together, down); norms, RoPE and residuals are plain loops on the calling thread.
+//!
+//! KV layout per layer (f32): keys transposed, `kt[g][d][p]` (`[n_head_kv, head_dim, ctx]`),
+//! values `v[g][p][d]` (`[n_head_kv, ctx, head_dim]`). Both attention products are then
+//! `axpy` loops over contiguous memory: scores `s[p] += q[d] * kt[g][d][p]` run along
+//! positions, and the output `o[d] += s[p] * v[g][p][d]` along the head dimension; no
+//! horizontal reductions, and SIMD comes from the compiler inside `target_feature` functions.
+//!
+//! Math (same as [`super::model::Transformer`]'s candle path): RMSNorm (Zhang & Sennrich
+//! 2019), RoPE (Su et al. 2021) with the file's layout, grouped-query attention with heads
+//! `g * n_rep .. (g + 1) * n_rep` sharing KV head `g`, softmax in f32, SwiGLU feed-forward
+//! (Shazeer 2020).
+
+use rayon::prelude::*;
+
+use super::kernels::{matmul_many, Isa, QLinear};
+use super::model::ModelConfig;
+
+/// One layer's weights for the CPU path.
+#[derive(Debug, Clone)]
+pub(crate) struct CpuBlock {
+    pub attn_norm: Vec<f32>,
+    pub q: QLinear,
+    pub k: QLinear,
+    pub v: QLinear,
+    pub o: QLinear,
+    pub bq: Option<Vec<f32>>,
+    pub bk: Option<Vec<f32>>,
+    pub bv: Option<Vec<f32>>,
+    pub bo: Option<Vec<f32>>,
+    pub ffn_norm: Vec<f32>,
+    pub gate: QLinear,
+    pub up: QLinear,
+    pub down: QLinear,
+}
+
+/// The whole model for the CPU path (the token embedding stays with the caller).
+#[derive(Debug, Clone)]
+pub(crate) struct CpuModel {
+    pub blocks: Vec<CpuBlock>,
+    pub out_norm: Vec<f32>,
+    pub output: QLinear,
+    /// RoPE tables `[ctx, head_dim / 2]`.
+    pub cos: Vec<f32>,
+    /// See `cos`.
+    pub sin: Vec<f32>,
+    /// Context the tables and caches are sized for (tokens).
+    pub ctx: usize,
+    /// Whether to run the attention loops in their AVX2 build.
+    pub simd: bool,
+}
+
+/// One layer's KV cache for the CPU path (layout in the module docs); zero-initialised with
+/// `vec![0.0; ..]`, so pages are committed only as positions are written.
+#[derive(Debug, Clone)]
+pub(crate) struct RawLayer {
+    pub kt: Vec<f32>,
+    pub v: Vec<f32>,
+}
+
+impl RawLayer {
+    pub fn new(cfg: &ModelConfig, ctx: usize) -> Self {
+        let n = cfg.n_head_kv * cfg.head_dim * ctx;
+        RawLayer {
+            kt: vec![0.0; n],
+            v: vec![0.0; n],
+        }
+    }
+
+    /// Copies positions `0..n` into a compact snapshot: `kt` as `[n_head_kv * head_dim, n]`,
+    /// `v` as `[n_head_kv, n, head_dim]`.
+    pub fn prefix(&self, n: usize, ctx: usize, hd: usize) -> RawLayer {
+        let rows = self.kt.len() / ctx;
+        let mut kt = Vec::with_capacity(rows * n);
+        for r in 0..rows {
+            kt.extend_from_slice(&self.kt[r * ctx..r * ctx + n]);
+        }
+        let heads = rows / hd;
+        let mut v = Vec::with_capacity(heads * n * hd);
+        for g in 0..heads {
+            v.extend_from_slice(&self.v[g * ctx * hd..(g * ctx + n) * hd]);
+        }
+        RawLayer { kt, v }
+    }
+
+    /// Writes a snapshot made by [`RawLayer::prefix`] (of `n` positions) back at `0..n`.
+    pub fn restore(&mut self, snap: &RawLayer, n: usize, ctx: usize, hd: usize) {
+        let rows = self.kt.len() / ctx;
+        for r in 0..rows {
+            self.kt[r * ctx..r * ctx + n].copy_from_slice(&snap.kt[r * n..(r + 1) * n]);
+        }
+        for g in 0..rows / hd {
+            self.v[g * ctx * hd..(g * ctx + n) * hd]
+                .copy_from_slice(&snap.v[g * n * hd..(g + 1) * n * hd]);
+        }
+    }
+}
+
+impl CpuModel {
+    /// Runs the embedded rows `x` (`[t, n_embd]`) at positions `pos..pos + t`, writes their keys
+    /// and values into `cache` and returns the logits of the last row (`[vocab]`).
+    pub fn forward(
+        &self,
+        cfg: &ModelConfig,
+        mut x: Vec<f32>,
+        pos: usize,
+        cache: &mut [RawLayer],
+    ) -> Vec<f32> {
+        let d = cfg.n_embd;
+        let t = x.len() / d;
+        let hd = cfg.head_dim;
+        let (nq, nkv) = (cfg.n_head * hd, cfg.n_head_kv * hd);
+        let mut h = vec![0f32; t * d];
+        let mut q = vec![0f32; t * nq];
+        let mut k = vec![0f32; t * nkv];
+        let mut v = vec![0f32; t * nkv];
+        let mut y = vec![0f32; t * nq];
+        let mut proj = vec![0f32; t * d];
+        let nff = self.blocks.first().map_or(0, |b| b.gate.n());
+        let mut g = vec![0f32; t * nff];
+        let mut u = vec![0f32; t * nff];
+        for (blk, layer) in self.blocks.iter().zip(cache.iter_mut()) {
+            rms_norm_rows(&x, &blk.attn_norm, cfg.rms_eps, &mut h);
+            matmul_many(
+                &[&blk.q, &blk.k, &blk.v],
+                &h,
+                &mut [&mut q[..], &mut k[..], &mut v[..]],
+            );
+            add_bias(&mut q, blk.bq.as_deref());
+            add_bias(&mut k, blk.bk.as_deref());
+            add_bias(&mut v, blk.bv.as_deref());
+            for i in 0..t {
+                let (c, s) = self.rope_row(pos + i, hd);
+                rope(&mut q[i * nq..(i + 1) * nq], hd, c, s, cfg.rope_interleaved);
+                rope(
+                    &mut k[i * nkv..(i + 1) * nkv],
+                    hd,
+                    c,
+                    s,
+                    cfg.rope_interleaved,
+                );
+            }
+            write_kv(layer, &k, &v, pos, t, cfg.n_head_kv, hd, self.ctx);
+            self.attention(cfg, &q, layer, pos, t, &mut y);
+            blk.o.matmul(&y, &mut proj);
+            add_bias(&mut proj, blk.bo.as_deref());
+            add(&mut x, &proj);
+            rms_norm_rows(&x, &blk.ffn_norm, cfg.rms_eps, &mut h);
+            matmul_many(&[&blk.gate, &blk.up], &h, &mut [&mut g[..], &mut u[..]]);
+            for (gi, ui) in g.iter_mut().zip(&u) {
+                *gi = *gi / (1.0 + (-*gi).exp()) * ui;
+            }
+            blk.down.matmul(&g, &mut proj);
+            add(&mut x, &proj);
+        }
+        let mut last = vec![0f32; d];
+        rms_norm_rows(&x[(t - 1) * d..], &self.out_norm, cfg.rms_eps, &mut last);
+        let mut logits = vec![0f32; self.output.n()];
+        self.output.matmul(&last, &mut logits);
+        logits
+    }
+
+    fn rope_row(&self, p: usize, hd: usize) -> (&[f32], &[f32]) {
+        let half = hd / 2;
+        (
+            &self.cos[p * half..(p + 1) * half],
+            &self.sin[p * half..(p + 1) * half],
+        )
+    }
+
+    /// Causal grouped-query attention of `t` query rows (`q`: `[t, n_head * head_dim]`, at
+    /// positions `pos..pos + t`) over cache positions `0..pos + t`; writes `y` (same shape as
+    /// `q`). A task is one KV head with all `n_rep` query heads that share it, for a block of
+    /// rows, so each key and value is read once per task; tasks are spread by rayon.
+    fn attention(
+        &self,
+        cfg: &ModelConfig,
+        q: &[f32],
+        layer: &RawLayer,
+        pos: usize,
+        t: usize,
+        y: &mut [f32],
+    ) {
+        let hd = cfg.head_dim;
+        let nq = cfg.n_head * hd;
+        let n_rep = cfg.n_head / cfg.n_head_kv;
+        let scale = 1.0 / (hd as f32).sqrt();
+        let rows_per = QUERIES.div_ceil(n_rep).max(1);
+        let blocks = t.div_ceil(rows_per);
+        let yp = SendPtr(y.as_mut_ptr());
+        let ctx = self.ctx;
+        let simd = self.simd;
+        let task = |idx: usize| {
+            let (g, b) = (idx / blocks, idx % blocks);
+            let r0 = b * rows_per;
+            let rows = rows_per.min(t - r0);
+            let job = AttnJob {
+                q,
+                q_stride: nq,
+                head0: g * n_rep,
+                n_rep,
+                kt: &layer.kt[g * hd * ctx..(g + 1) * hd * ctx],
+                v: &layer.v[g * ctx * hd..(g + 1) * ctx * hd],
+                ctx,
+                hd,
+                scale,
+                pos,
+                r0,
+                rows,
+            };
+            // SAFETY: the task writes rows r0..r0+rows of heads head0..head0+n_rep only:
+            // disjoint `hd`-wide slices of `y`, which outlives the parallel loop.
+            let out = |row: usize, head: usize| unsafe {
+                std::slice::from_raw_parts_mut(yp.get().add(row * nq + head * hd), hd)
+            };
+            job.run(simd, out);
+        };
+        let n_tasks = cfg.n_head_kv * blocks;
+        if rayon::current_num_threads() <= 1 || n_tasks == 1 {
+            (0..n_tasks).for_each(task);
+        } else {
+            (0..n_tasks).into_par_iter().for_each(task);
+        }
+    }
+}
+
+/// Queries per attention task (rows x query heads of one KV head), about: each pass over a
+/// key serves this many dot products.
+const QUERIES: usize = 8;
+
+/// Positions per score tile: `queries x TILE` scores stay in L1 while the `head_dim` rows of
+/// transposed keys stream past them.
+const TILE: usize = 128;
+
+#[derive(Clone, Copy)]
+struct SendPtr(*mut f32);
+// SAFETY: used only for disjoint writes from rayon tasks (see `CpuModel::attention`).
+unsafe impl Send for SendPtr {}
+// SAFETY: as above.
+unsafe impl Sync for SendPtr {}
+impl SendPtr {
+    fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
+thread_local! {
+    /// Per-thread score and output scratch for attention tasks (kept between calls).
+    static SCRATCH: std::cell::RefCell<(Vec<f32>, Vec<f32>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// One attention task: `rows` query rows of the `n_rep` heads sharing one KV head.
+struct AttnJob<'a> {
+    q: &'a [f32],
+    q_stride: usize,
+    head0: usize,
+    n_rep: usize,
+    /// This KV head's transposed keys `[head_dim, ctx]`.
+    kt: &'a [f32],
+    /// This KV head's values `[ctx, head_dim]`.
+    v: &'a [f32],
+    ctx: usize,
+    hd: usize,
+    scale: f32,
+    pos: usize,
+    r0: usize,
+    rows: usize,
+}
+
+impl AttnJob<'_> {
+    fn run<'o>(&self, simd: bool, out: impl FnMut(usize, usize) -> &'o mut [f32]) {
+        SCRATCH.with(|cell| {
+            let (s, o) = &mut *cell.borrow_mut();
+            #[cfg(target_arch = "x86_64")]
+            if simd {
+                // SAFETY: `simd` is set only when AVX2 and FMA were detected.
+                unsafe { self.run_avx2(s, o, out) };
+                return;
+            }
+            let _ = simd;
+            self.run_generic(s, o, out);
+        })
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run_avx2<'o>(
+        &self,
+        s: &mut Vec<f32>,
+        o: &mut Vec<f32>,
+        out: impl FnMut(usize, usize) -> &'o mut [f32],
+    ) {
+        self.run_generic(s, o, out);
+    }
+
+    #[inline(always)]
+    fn run_generic<'o>(
+        &self,
+        s: &mut Vec<f32>,
+        o: &mut Vec<f32>,
+        mut out: impl FnMut(usize, usize) -> &'o mut [f32],
+    ) {
+        let (hd, ctx) = (self.hd, self.ctx);
+        let nqry = self.rows * self.n_rep;
+        // Query `qi` is row r0 + qi / n_rep, head head0 + qi % n_rep; it sees n(qi) keys.
+        let seen = |qi: usize| self.pos + self.r0 + qi / self.n_rep + 1;
+        let n_max = self.pos + self.r0 + self.rows;
+        s.clear();
+        s.resize(nqry * n_max, 0.0);
+        o.clear();
+        o.resize(nqry * hd, 0.0);
+        let qv = |qi: usize| {
+            let base =
+                (self.r0 + qi / self.n_rep) * self.q_stride + (self.head0 + qi % self.n_rep) * hd;
+            &self.q[base..base + hd]
+        };
+        let mut p0 = 0;
+        while p0 < n_max {
+            let pl = TILE.min(n_max - p0);
+            for dd in 0..hd {
+                let kr = &self.kt[dd * ctx + p0..dd * ctx + p0 + pl];
+                for qi in 0..nqry {
+                    let a = qv(qi)[dd] * self.scale;
+                    axpy(&mut s[qi * n_max + p0..qi * n_max + p0 + pl], a, kr);
+                }
+            }
+            p0 += pl;
+        }
+        for qi in 0..nqry {
+            softmax(&mut s[qi * n_max..qi * n_max + seen(qi)]);
+        }
+        for p in 0..n_max {
+            let vr = &self.v[p * hd..(p + 1) * hd];
+            for qi in 0..nqry {
+                if p < seen(qi) {
+                    axpy(&mut o[qi * hd..(qi + 1) * hd], s[qi * n_max + p], vr);
+                }
+            }
+        }
+        for qi in 0..nqry {
+            out(self.r0 + qi / self.n_rep, self.head0 + qi % self.n_rep)
+                .copy_from_slice(&o[qi * hd..(qi + 1) * hd]);
+        }
+    }
+}
+
+/// `y += a * x` (same length).
+#[inline(always)]
+fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi = a.mul_add(xi, *yi);
+    }
+}
+
+/// In-place softmax of a row (max-subtracted; f32).
+#[inline(always)]
+fn softmax(row: &mut [f32]) {
+    let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    let mut sum = 0f32;
+    for v in row.iter_mut() {
+        *v = exp_approx(*v - max);
+        sum += *v;
+    }
+    let inv = 1.0 / sum;
+    for v in row.iter_mut() {
+        *v *= inv;
+    }
+}
+
+/// `e^x` for `x <= 0` in branch-free f32 arithmetic the compiler can vectorize: `x = n ln2 +
+/// r`, `e^r` by the degree-7 minimax polynomial of Cephes' `expf` (S. Moshier, Cephes Math
+/// Library 2.2, `expf.c`; relative error about 1e-7 on |r| <= ln2/2), times `2^n` built in the
+/// exponent bits. Inputs below -87 return about 1e-38 (never a NaN or a denormal).
+#[inline(always)]
+fn exp_approx(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const C1: f32 = 0.693_359_4; // ln2, high part (Cephes)
+    const C2: f32 = -2.121_944_4e-4; // ln2, low part (Cephes)
+    let x = x.clamp(-87.0, 0.0);
+    let n = (x * LOG2E).round();
+    let r = x - n * C1 - n * C2;
+    let mut p = 1.987_569_1e-4f32;
+    p = p.mul_add(r, 1.398_2e-3);
+    p = p.mul_add(r, 8.333_452e-3);
+    p = p.mul_add(r, 4.166_579_6e-2);
+    p = p.mul_add(r, 0.166_666_65);
+    p = p.mul_add(r, 0.5);
+    let er = p.mul_add(r * r, r) + 1.0;
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    er * scale
+}
+
+/// RMSNorm of each `w.len()`-wide row of `x` into `out`: `x / sqrt(mean(x^2) + eps) * w`.
+fn rms_norm_rows(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
+    let d = w.len();
+    for (xr, or) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
+        let ss: f32 = xr.iter().map(|v| v * v).sum::<f32>() / d as f32;
+        let inv = 1.0 / (ss + eps).sqrt();
+        for ((o, &xv), &wv) in or.iter_mut().zip(xr).zip(w) {
+            *o = xv * inv * wv;
+        }
+    }
+}
+
+fn add_bias(x: &mut [f32], b: Option<&[f32]>) {
+    if let Some(b) = b {
+        for row in x.chunks_exact_mut(b.len()) {
+            add(row, b);
+        }
+    }
+}
+
+fn add(x: &mut [f32], y: &[f32]) {
+    for (a, b) in x.iter_mut().zip(y) {
+        *a += b;
+    }
+}
+
+/// RoPE on every `hd`-wide head of `x` for one position (`c`, `s`: `[hd / 2]`). Interleaved
+/// rotates pairs `(2i, 2i+1)`; otherwise halves `(i, i + hd/2)` (GPT-NeoX layout).
+fn rope(x: &mut [f32], hd: usize, c: &[f32], s: &[f32], interleaved: bool) {
+    let half = hd / 2;
+    for head in x.chunks_exact_mut(hd) {
+        for i in 0..half {
+            let (ia, ib) = if interleaved {
+                (2 * i, 2 * i + 1)
+            } else {
+                (i, i + half)
+            };
+            let (a, b) = (head[ia], head[ib]);
+            head[ia] = a * c[i] - b * s[i];
+            head[ib] = a * s[i] + b * c[i];
+        }
+    }
+}
+
+/// Writes `t` rows of keys and values (`[t, n_head_kv * hd]`) at positions `pos..pos + t`.
+#[allow(clippy::too_many_arguments)]
+fn write_kv(
+    layer: &mut RawLayer,
+    k: &[f32],
+    v: &[f32],
+    pos: usize,
+    t: usize,
+    kvh: usize,
+    hd: usize,
+    ctx: usize,
+) {
+    for i in 0..t {
+        let p = pos + i;
+        for g in 0..kvh {
+            let src = &k[(i * kvh + g) * hd..(i * kvh + g + 1) * hd];
+            for (dd, &val) in src.iter().enumerate() {
+                layer.kt[(g * hd + dd) * ctx + p] = val;
+            }
+            let vs = &v[(i * kvh + g) * hd..(i * kvh + g + 1) * hd];
+            layer.v[(g * ctx + p) * hd..(g * ctx + p + 1) * hd].copy_from_slice(vs);
+        }
+    }
+}
+
+/// Whether the attention loops can use their AVX2 build on this CPU for kernels `isa`.
+pub(crate) fn simd_for(isa: Isa) -> bool {
+    isa != Isa::Scalar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_approx_matches_std_on_the_softmax_range() {
+        let mut worst = 0f32;
+        let mut x = -87.0f32;
+        while x <= 0.0 {
+            let (a, b) = (exp_approx(x), x.exp());
+            worst = worst.max(((a - b) / b).abs());
+            x += 0.0137;
+        }
+        assert!(worst < 1e-6, "relative error {worst}");
+        assert_eq!(exp_approx(0.0), 1.0);
+        assert!(exp_approx(-1000.0) >= 0.0 && exp_approx(-1000.0) < 1e-37);
+        assert!(exp_approx(f32::NEG_INFINITY) >= 0.0);
+    }
+
+    /// Reference attention: plain loops over the standard layout.
+    #[allow(clippy::too_many_arguments)]
+    fn naive(
+        q: &[f32],
+        keys: &[f32],
+        vals: &[f32],
+        nh: usize,
+        kvh: usize,
+        hd: usize,
+        pos: usize,
+        t: usize,
+    ) -> Vec<f32> {
+        let mut y = vec![0f32; t * nh * hd];
+        for h in 0..nh {
+            let g = h / (nh / kvh);
+            for i in 0..t {
+                let n = pos + i + 1;
+                let qv = &q[(i * nh + h) * hd..(i * nh + h + 1) * hd];
+                let mut s: Vec<f32> = (0..n)
+                    .map(|p| {
+                        let kv = &keys[(p * kvh + g) * hd..(p * kvh + g + 1) * hd];
+                        qv.iter().zip(kv).map(|(a, b)| a * b).sum::<f32>() / (hd as f32).sqrt()
+                    })
+                    .collect();
+                let m = s.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+                let z: f32 = s
+                    .iter_mut()
+                    .map(|v| {
+                        *v = (*v - m).exp();
+                        *v
+                    })
+                    .sum();
+                for p in 0..n {
+                    for dd in 0..hd {
+                        y[(i * nh + h) * hd + dd] += s[p] / z * vals[(p * kvh + g) * hd + dd];
+                    }
+                }
+            }
+        }
+        y
+    }
+
+    #[test]
+    fn attention_matches_naive_with_gqa_and_a_chunk_after_a_prefix() {
+        let cfg = ModelConfig {
+            arch: "llama".into(),
+            n_layer: 1,
+            n_embd: 4 * 8,
+            n_head: 4,
+            n_head_kv: 2,
+            head_dim: 8,
+            train_ctx: 64,
+            rope_base: 10_000.0,
+            rms_eps: 1e-5,
+            rope_interleaved: false,
+            tied_embeddings: true,
+            vocab: 1,
+        };
+        let ctx = 32;
+        let (pos, t) = (5usize, 7usize);
+        let total = pos + t;
+        let mut seed = 1u32;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        };
+        let kvw = cfg.n_head_kv * cfg.head_dim;
+        let keys: Vec<f32> = (0..total * kvw).map(|_| rnd() * 4.0).collect();
+        let vals: Vec<f32> = (0..total * kvw).map(|_| rnd()).collect();
+        let q: Vec<f32> = (0..t * cfg.n_head * cfg.head_dim)
+            .map(|_| rnd() * 4.0)
+            .collect();
+        for simd in [false, true] {
+            if simd && !Isa::available().contains(&Isa::Avx2) {
+                continue;
+            }
+            let mut layer = RawLayer::new(&cfg, ctx);
+            write_kv(
+                &mut layer,
+                &keys[..pos * kvw],
+                &vals[..pos * kvw],
+                0,
+                pos,
+                2,
+                8,
+                ctx,
+            );
+            write_kv(
+                &mut layer,
+                &keys[pos * kvw..],
+                &vals[pos * kvw..],
+                pos,
+                t,
+                2,
+                8,
+                ctx,
+            );
+            let model = CpuModel {
+                blocks: vec![],
+                out_norm: vec![],
+                output: dummy_linear(),
+                cos: vec![],
+                sin: vec![],
+                ctx,
+                simd,
+            };
+            let mut y = vec![0f32; q.len()];
+            model.attention(&cfg, &q, &layer, pos, t, &mut y);
+            let want = naive(&q, &keys, &vals, 4, 2, 8, pos, t);
+            for (a, b) in y.iter().zip(&want) {
+                assert!((a - b).abs() < 1e-5, "simd={simd}: {a} vs {b}");
+            }
+            // A snapshot of the first `pos` positions restores them exactly.
+            let snap = layer.prefix(pos, ctx, 8);
+            let mut fresh = RawLayer::new(&cfg, ctx);
+            fresh.restore(&snap, pos, ctx, 8);
+            assert_eq!(fresh.prefix(pos, ctx, 8).kt, snap.kt);
+            assert_eq!(fresh.prefix(pos, ctx, 8).v, snap.v);
+        }
+    }
+
+    fn dummy_linear() -> QLinear {
+        use candle_core::quantized::{GgmlDType, QTensor};
+        let t =
+            candle_core::Tensor::zeros((4, 32), candle_core::DType::F32, &candle_core::Device::Cpu)
+                .unwrap();
+        let q = QTensor::quantize(&t, GgmlDType::Q8_0).unwrap();
+        QLinear::new(&q, Isa::Scalar).unwrap().unwrap()
+    }
+}
