@@ -5,7 +5,7 @@
 
 use super::rank::bm25;
 use super::signal::{self, Severity};
-use super::{fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
+use super::{derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -202,7 +202,16 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
         lines.len()
     };
     let lines = &lines[..n_lines];
-    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    // The saved file's size when known (the cleaned text can be shorter), else the text's.
+    let bytes: usize = if ctx.bytes > 0 {
+        ctx.bytes
+    } else {
+        lines
+            .iter()
+            .map(|l| l.len() + 1)
+            .sum::<usize>()
+            .saturating_sub(1)
+    };
     let sevs: Vec<Severity> = lines.iter().map(|l| signal::severity(l)).collect();
     let (templates, of_line) = mine(lines, &sevs);
     let clipped: Vec<&str> = lines.iter().map(|l| super::clip_str(l, 600)).collect();
@@ -240,11 +249,10 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     fact(
         &mut items,
         format!(
-            "{} line templates; error lines: {} in {} templates; warning lines: {} in {} templates",
-            fmt_num(templates.len()),
-            fmt_num(err_lines),
+            "error lines: {} in {} line templates; warning lines: {} in {} line templates",
+            derived(err_lines, n_lines, "the lines"),
             err_t.len(),
-            fmt_num(warn_lines),
+            derived(warn_lines, n_lines, "the lines"),
             warn_t.len()
         ),
         MUST,
@@ -468,20 +476,22 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     };
     status.push_str(&format!("{what} of {} lines", fmt_num(n_lines)));
     if let Some(&i) = totals.last() {
+        // Not in backticks: the line is shown cleaned (ANSI escapes removed), which is not
+        // always a verbatim quote of the saved bytes; the anchor leads to it.
         status.push_str(&format!(
-            ", totals `{}` (L{})",
-            super::show_line_max(lines[i].trim(), 120),
-            i + 1
+            ", totals line L{}: {}",
+            i + 1,
+            super::show_line_max(lines[i].trim(), 120).trim_end_matches(['.', ';'])
         ));
     }
     if err_lines + warn_lines == 0 {
-        status.push_str(", no error or warning lines found.");
+        status.push_str("; no error or warning lines found.");
     } else {
         status.push_str(&format!(
-            ", {} error lines in {} templates and {} warning lines in {} templates.",
-            fmt_num(err_lines),
+            "; error lines: {} in {} templates, warning lines: {} in {} templates.",
+            derived(err_lines, n_lines, "the lines"),
             err_t.len(),
-            fmt_num(warn_lines),
+            derived(warn_lines, n_lines, "the lines"),
             warn_t.len()
         ));
     }
@@ -541,6 +551,7 @@ mod tests {
             &Ctx {
                 query: &q,
                 exit_code: None,
+                bytes: 0,
             },
         );
         let err: Vec<&Item> = r
