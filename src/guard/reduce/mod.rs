@@ -1,12 +1,14 @@
 //! Structure-aware, deterministic reduction of a cleaned tool output.
 //!
 //! [`detect`] sniffs the kind (JSON, NDJSON, `go test -json`, JUnit XML, test report text, logs,
-//! tables, `ls -l` listings, HTML, SQL dumps, diffs, stack traces, CSV, plain lines) and
+//! tables, `ls -l` listings, `kubectl describe` pages, HTML, SQL dumps, diffs, stack traces,
+//! CSV, plain lines) and
 //! [`reduce`] turns the text into a [`Reduction`]: ranked [`Item`]s for the Key facts, Evidence
 //! and Errors sections, each verbatim line anchored by its 1-based line number in the text (which
 //! is also its line number in the saved file), plus a Status and a Next relevant action written
 //! by rule. The summarizer packs the items into its token budget by priority.
 
+pub mod describe;
 pub mod diff;
 pub mod html;
 pub mod json;
@@ -48,6 +50,8 @@ pub enum Kind {
     StackTrace,
     /// Comma-separated values with a header.
     Csv,
+    /// A `kubectl describe` page (`Key:  value` lines, conditions, events).
+    Describe,
     /// Anything else: plain lines.
     Lines,
 }
@@ -69,6 +73,7 @@ impl Kind {
             Kind::Diff => "diff",
             Kind::StackTrace => "stack_trace",
             Kind::Csv => "csv",
+            Kind::Describe => "kubectl_describe",
             Kind::Lines => "lines",
         }
     }
@@ -234,6 +239,9 @@ pub fn detect(text: &str) -> Kind {
     {
         return Kind::Diff;
     }
+    if describe::looks_like_describe(&nonblank) {
+        return Kind::Describe;
+    }
     if sql::looks_like_sql(&nonblank) {
         return Kind::Sql;
     }
@@ -269,6 +277,7 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Reduction {
         Kind::Html => Some(html::reduce(text, ctx)),
         Kind::Sql => Some(sql::reduce(text, ctx)),
         Kind::Diff => Some(diff::reduce(text, ctx)),
+        Kind::Describe => describe::reduce(text, ctx),
         _ => None,
     };
     r.unwrap_or_else(|| {
@@ -282,6 +291,7 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Reduction {
                 | Kind::Table
                 | Kind::Csv
                 | Kind::Listing
+                | Kind::Describe
         ) {
             Kind::Lines
         } else {
