@@ -194,6 +194,69 @@ pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> b
     out
 }
 
+/// Most plain lines shown for sharing the error lines' terms.
+const MAX_RELATED: usize = 3;
+/// Error examples whose words make the query for [`related_to_errors`].
+const RELATED_FROM: usize = 8;
+
+/// Plain (non-error, non-warning) lines of rare templates that best match the words of the
+/// error examples (BM25 with the errors as the query, scores normalised): at most
+/// [`MAX_RELATED`], each scoring at least 0.5, as (0-based index, score). Frequent templates
+/// are left out, since a line repeated many times is routine, not the cause.
+fn related_to_errors(
+    lines: &[&str],
+    sevs: &[Severity],
+    err_t: &[&Template],
+    examples: &[usize],
+    templates: &[Template],
+) -> Vec<(usize, f64)> {
+    if err_t.is_empty() {
+        return Vec::new();
+    }
+    let mut words = String::new();
+    for (t, &ex) in templates
+        .iter()
+        .zip(examples)
+        .filter(|(t, _)| t.sev == Severity::Error)
+    {
+        if t.lines.len() > 3 {
+            continue;
+        }
+        words.push_str(super::clip_str(lines[ex - 1], 400));
+        words.push(' ');
+        // The message line after an error line ("java.sql.SQLException: ...").
+        if let Some(next) = lines.get(ex) {
+            words.push_str(super::clip_str(next, 400));
+            words.push(' ');
+        }
+        if words.len() > RELATED_FROM * 400 {
+            break;
+        }
+    }
+    let query = super::rank::Query::new(&words);
+    let rare: std::collections::HashSet<usize> = templates
+        .iter()
+        .filter(|t| t.sev == Severity::None && t.lines.len() <= 2)
+        .flat_map(|t| t.lines.iter().map(|l| l - 1))
+        .collect();
+    let cands: Vec<usize> = (0..lines.len())
+        .filter(|i| rare.contains(i) && sevs[*i] == Severity::None && !signal::is_frame(lines[*i]))
+        .collect();
+    // Scored over all lines, so that words on every line (logger and thread names) weigh
+    // little, then normalised over the candidates.
+    let docs: Vec<&str> = lines.iter().map(|l| super::clip_str(l, 600)).collect();
+    let all = bm25(&query, &docs);
+    let scores = normalise(&cands.iter().map(|&i| all[i]).collect::<Vec<_>>());
+    let mut best: Vec<(usize, f64)> = cands
+        .into_iter()
+        .zip(scores)
+        .filter(|(_, s)| *s >= 0.5)
+        .collect();
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    best.truncate(MAX_RELATED);
+    best
+}
+
 /// Reduces lines (the text split on `\n`; index i is line i+1) of a log-like kind.
 pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     let n_lines = if lines.last().is_some_and(|l| l.is_empty()) {
@@ -426,6 +489,19 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
             8.0 + 30.0 * scores[i],
         ));
     }
+    // Plain lines that share the errors' terms: the setting or the earlier step an error
+    // refers to ("pool configured: maxSize=10" for "max pool size of 10 reached").
+    for (k, (i, s)) in related_to_errors(lines, &sevs, &err_t, &examples, &templates)
+        .into_iter()
+        .enumerate()
+    {
+        items.push(Item::line(
+            Section::Evidence,
+            i + 1,
+            show_line(lines[i]),
+            45.0 + 20.0 * s - k as f64,
+        ));
+    }
     // Head and tail lines.
     if let Some(&first) = nonblank.first() {
         items.push(Item::line(
@@ -566,5 +642,44 @@ mod tests {
             .iter()
             .any(|i| i.line == Some(52) && i.text.contains("Db.java:42")));
         assert!(r.next_action.contains("L"));
+    }
+
+    /// kubectl_06 (corpus): the pool's configuration line, 78 lines above the error, is the
+    /// manifest's `maxSize=10` fact; it shares the error's terms, not the intent's.
+    #[test]
+    fn keeps_the_setting_an_error_refers_to() {
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/kubectl_06.txt");
+        let text = std::fs::read_to_string(p).unwrap();
+        let lines: Vec<&str> = text.split('\n').collect();
+        let q = Query::new(
+            "kubectl logs payment-service-7d9f8c4b-xk2p9 what is causing intermittent 500s?",
+        );
+        let ctx = Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: text.len(),
+        };
+        let r = reduce_lines(&lines, Kind::Log, &ctx);
+        let cfg = r
+            .items
+            .iter()
+            .filter(|i| i.text.contains("maxSize=10"))
+            .max_by(|a, b| a.prio.total_cmp(&b.prio))
+            .expect("the pool configuration line is a candidate");
+        assert_eq!(cfg.section, Section::Evidence);
+        assert!(cfg.prio >= 45.0, "{}", cfg.prio);
+        // The size stated is the file's, and no derived count of 3+ digits is written.
+        let kind = r
+            .items
+            .iter()
+            .find(|i| i.text.starts_with("kind:"))
+            .unwrap();
+        assert!(
+            kind.text
+                .contains(&format!("{} bytes", fmt_num(text.len()))),
+            "{}",
+            kind.text
+        );
     }
 }
