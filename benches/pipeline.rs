@@ -123,6 +123,7 @@ fn benches(c: &mut Criterion) {
                         args: None,
                         intent: Some(&r.intent),
                         input_tokens: *n,
+                        bytes: t.len(),
                     },
                     &SummaryBudget {
                         prefill_budget: 1_500,

@@ -27,6 +27,8 @@ while [[ $# -gt 0 ]]; do
 done
 
 cargo build --release --bin toolsum >&2
+# Cargo builds into CARGO_TARGET_DIR when it is set (a shared target dir across worktrees).
+bin="${CARGO_TARGET_DIR:-target}/release/toolsum"
 # A pinned tier is fetched (and verified) once; a path or repo:file is used as given.
-case "$model" in tiny|small|large) target/release/toolsum models fetch "$model" >&2 ;; esac
-exec target/release/toolsum bench --corpus "$corpus" --model "$model" "${rest[@]+"${rest[@]}"}"
+case "$model" in tiny|small|large) "$bin" models fetch "$model" >&2 ;; esac
+exec "$bin" bench --corpus "$corpus" --model "$model" "${rest[@]+"${rest[@]}"}"

@@ -383,6 +383,7 @@ impl SummaryJob {
             args: self.args.as_deref(),
             intent: self.intent.as_deref(),
             input_tokens: self.input_tokens,
+            bytes: self.full().bytes as usize,
         };
         let budget = SummaryBudget {
             prefill_budget: self.limits.prefill_budget,

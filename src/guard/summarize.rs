@@ -47,6 +47,9 @@ pub struct SummaryInput<'a> {
     pub intent: Option<&'a str>,
     /// Tokens of `text` (real tokenizer), used for the 5% rule.
     pub input_tokens: usize,
+    /// Size of the saved file in bytes (the output as received, before cleaning); the summary
+    /// states this size, since the cleaned text can be shorter.
+    pub bytes: usize,
 }
 
 /// Limits of one summary.
@@ -259,6 +262,111 @@ fn status_consistent(status: &str, failed: Option<bool>) -> bool {
     }
 }
 
+/// Words a Status uses about any output ("the command succeeded"), which say nothing of this
+/// one.
+const GENERIC_WORDS: &[&str] = &[
+    "command",
+    "commands",
+    "output",
+    "outputs",
+    "tool",
+    "result",
+    "results",
+    "returned",
+    "succeeded",
+    "successful",
+    "successfully",
+    "success",
+    "completed",
+    "complete",
+    "finished",
+    "failed",
+    "failure",
+    "failures",
+    "error",
+    "errors",
+    "shows",
+    "showed",
+    "shown",
+    "show",
+    "listed",
+    "lists",
+    "list",
+    "main",
+    "reason",
+    "that",
+    "this",
+    "with",
+    "from",
+    "were",
+    "was",
+    "there",
+    "their",
+    "which",
+    "have",
+    "has",
+    "been",
+    "into",
+    "also",
+    "some",
+    "other",
+    "does",
+    "file",
+    "saved",
+    "lines",
+    "line",
+    "contains",
+    "contain",
+    "ran",
+    "runs",
+    "run",
+    "executed",
+    "because",
+    "about",
+    "above",
+    "below",
+    "then",
+    "than",
+    "when",
+    "what",
+    "where",
+    "your",
+];
+
+/// True when `status` says something of this output: at least one word of 4+ letters that
+/// occurs in the output or the facts drawn from it (`view`), is not a word of the call itself
+/// (`asked`: tool name, arguments, intent) and is not [`GENERIC_WORDS`]. A Status grounded
+/// only by the command line ("The command kubectl describe node succeeded") is not.
+fn has_substance(status: &str, output: &str, view: &str, asked: &str) -> bool {
+    let words = |t: &str| -> HashSet<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let asked = words(asked);
+    words(status).into_iter().any(|w| {
+        !asked.contains(&w)
+            && !GENERIC_WORDS.contains(&w.as_str())
+            && (contains_word_ci(output, &w) || contains_word_ci(view, &w))
+    })
+}
+
+/// True when `hay` contains `word` (lowercase) as a whole word, ignoring ASCII case.
+fn contains_word_ci(hay: &str, word: &str) -> bool {
+    let hb = hay.as_bytes();
+    let w = word.as_bytes();
+    if w.is_empty() || hb.len() < w.len() {
+        return false;
+    }
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b >= 0x80;
+    (0..=hb.len() - w.len()).any(|i| {
+        hb[i..i + w.len()].eq_ignore_ascii_case(w)
+            && (i == 0 || !is_word(hb[i - 1]))
+            && hb.get(i + w.len()).is_none_or(|&b| !is_word(b))
+    })
+}
+
 fn clip_tokens(text: &str, max: usize, counter: &dyn TokenCounter) -> String {
     if counter.count(text) <= max {
         return text.to_string();
@@ -289,6 +397,7 @@ pub fn summarize(
     let ctx = Ctx {
         query: &query,
         exit_code,
+        bytes: input.bytes,
     };
     let red: Reduction = reduce::reduce(input.text, kind, &ctx);
     let cap = output_cap(input.input_tokens.max(1));
@@ -379,23 +488,27 @@ pub fn summarize(
                     Err(e) => reason = Some(format!("model error: {e:#}")),
                     Ok(nar) => {
                         let truncated = !matches!(nar.stop, Some(StopReason::Eos));
-                        let reference = format!(
-                            "{}\n{}\n{}\n{}\n{}\n{}",
-                            input.text,
-                            view,
-                            input.tool,
-                            input.args.unwrap_or(""),
-                            input.intent.unwrap_or(""),
-                            red.status
-                        );
+                        // Claims are checked against the output and the facts drawn from it,
+                        // not the tool's arguments or the intent: the command line is not in
+                        // the saved file, so quoting it is no fact of the output.
+                        let reference = format!("{}\n{}\n{}", input.text, view, red.status);
                         let mut g = Grounder::new(&reference);
                         let ms = parse_model(&nar.text);
-                        let st = g.keep(&ms.status, false);
-                        let dec = g.keep(&ms.decisions, false);
-                        let op = g.keep(&ms.open, false);
+                        // Prose sections end on a full sentence; a cut-off one is dropped.
+                        let st = g.keep(&ms.status, true);
+                        let dec = g.keep(&ms.decisions, true);
+                        let op = g.keep(&ms.open, true);
                         let nx = g.keep(&ms.next, truncated);
                         dropped = g.dropped;
-                        if status_consistent(&st, red.failed) {
+                        let asked = format!(
+                            "{} {} {}",
+                            input.tool,
+                            input.args.unwrap_or(""),
+                            input.intent.unwrap_or("")
+                        );
+                        if status_consistent(&st, red.failed)
+                            && has_substance(&st, input.text, &view, &asked)
+                        {
                             status = clip_tokens(&st, 80, counter);
                         } else {
                             if !st.is_empty() {

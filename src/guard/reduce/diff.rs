@@ -3,7 +3,7 @@
 
 use super::rank::bm25;
 use super::text::normalise;
-use super::{fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
+use super::{derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 
 /// Reduces a unified diff.
 pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
@@ -42,12 +42,12 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
     items.push(Item::fact(
         1,
         format!(
-            "kind: diff; {} lines; {} files changed, +{} -{} lines, {} hunks",
+            "kind: diff; {} lines; files changed: {}; lines added: {}, removed: {}; hunks: {}",
             fmt_num(lines.len()),
-            files.len(),
-            fmt_num(add),
-            fmt_num(del),
-            hunks
+            derived(files.len(), 0, ""),
+            derived(add, 0, ""),
+            derived(del, 0, ""),
+            derived(hunks, 0, "")
         ),
         MUST,
     ));
@@ -56,7 +56,11 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
             section: Section::KeyFacts,
             order: 10 + k,
             line: Some(i + 1),
-            text: format!("{name}: +{a} -{d}"),
+            text: format!(
+                "{name}: lines added {}, removed {}",
+                derived(*a, 0, ""),
+                derived(*d, 0, "")
+            ),
             prio: MUST / 100.0 - k as f64,
         });
     }
@@ -74,11 +78,11 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         kind: Kind::Diff,
         items,
         status: format!(
-            "Diff of {} files: +{} -{} lines in {} hunks.",
-            files.len(),
-            fmt_num(add),
-            fmt_num(del),
-            hunks
+            "Diff of {} files: lines added {}, removed {}, in {} hunks.",
+            derived(files.len(), 0, ""),
+            derived(add, 0, ""),
+            derived(del, 0, ""),
+            derived(hunks, 0, "")
         ),
         failed: None,
         next_action: "Read the hunks of the file you need at their L<n> in the saved file."
@@ -101,9 +105,13 @@ mod tests {
             &Ctx {
                 query: &q,
                 exit_code: None,
+                bytes: 0,
             },
         );
-        assert!(r.items.iter().any(|i| i.text == "x.rs: +1 -1"));
+        assert!(r
+            .items
+            .iter()
+            .any(|i| i.text == "x.rs: lines added 1, removed 1"));
         assert!(r.status.contains("1 files"));
     }
 }

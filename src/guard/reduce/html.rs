@@ -135,14 +135,11 @@ pub fn reduce(html: &str, ctx: &Ctx<'_>) -> Reduction {
             prio: MUST,
         });
     }
-    let words: usize = text.iter().map(|l| l.split_whitespace().count()).sum();
+    // The kind line gives the page's size; the readable text is not measured again, since a
+    // derived size (its bytes, its words) is not a figure of the page.
     r.items.push(Item::fact(
         3,
-        format!(
-            "page: {} bytes of HTML; readable text: {} words (tags, scripts and styles removed)",
-            super::fmt_num(html.len()),
-            super::fmt_num(words)
-        ),
+        "page: HTML; lines shown as readable text (tags, scripts and styles removed)",
         MUST,
     ));
     r

@@ -5,7 +5,7 @@
 
 use super::rank::bm25;
 use super::text::{normalise, reduce_lines};
-use super::{fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
+use super::{derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -163,17 +163,15 @@ fn looks_base64(s: &str) -> bool {
 
 fn render_str(s: &str, max: usize) -> String {
     if looks_base64(s) {
-        return format!(
-            "\"<base64, {} chars ≈ {} bytes decoded>\"",
-            fmt_num(s.len()),
-            fmt_num(s.len() / 4 * 3)
-        );
+        // Not quoted: the description is not a string of the input.
+        return "<base64 data, not shown>".to_string();
     }
     if s.len() > max {
         let cut = super::clip_str(s, max);
-        let mut q = serde_json::to_string(cut).unwrap_or_default();
-        q.pop();
-        return format!("{q}…[+{} bytes]\"", fmt_num(s.len() - cut.len()));
+        // The marker goes after the closing quote: the quoted part is then a prefix of the
+        // input's string, and the marker no claim about it.
+        let q = serde_json::to_string(cut).unwrap_or_default();
+        return format!("{q}…[cut]");
     }
     serde_json::to_string(s).unwrap_or_default()
 }
@@ -513,7 +511,17 @@ fn records(
         }
         let mut vs: Vec<(&String, &usize)> = vals.iter().collect();
         vs.sort_by_key(|(_, c)| std::cmp::Reverse(**c));
-        let body: Vec<String> = vs.iter().map(|(v, c)| format!("{v}={c}")).collect();
+        // `value=count`, except for a URL: "=3" would read as part of it.
+        let body: Vec<String> = vs
+            .iter()
+            .map(|(v, c)| {
+                if v.contains("://") {
+                    format!("{v} (count {c})")
+                } else {
+                    format!("{v}={c}")
+                }
+            })
+            .collect();
         let last = k.rsplit('.').next().unwrap_or(k);
         let statusish = [
             "status",
@@ -691,7 +699,7 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
     f.push(
         format!(
             "kind: json; {} bytes, {} lines; {shape}",
-            fmt_num(text.len()),
+            fmt_num(ctx.size(text)),
             fmt_num(n_lines)
         ),
         MUST,
@@ -722,11 +730,7 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
                     }
                     Some(Value::String(x)) => {
                         f.push(
-                            format!(
-                                "{s}: {} lines, {} bytes",
-                                fmt_num(x.lines().count()),
-                                fmt_num(x.len())
-                            ),
+                            format!("{s}: {} lines", derived(x.lines().count(), 0, "")),
                             MUST,
                         );
                         embedded(s, x, key_line(&[s]), ctx, &mut f);
@@ -814,9 +818,8 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
                             .unwrap_or(0);
                         f.push(
                             format!(
-                                "content[{bi}]: {ty} block, {mime}, {} base64 chars ≈ {} bytes decoded (not shown)",
-                                fmt_num(size),
-                                fmt_num(size / 4 * 3)
+                                "content[{bi}]: {ty} block, {mime}, base64 data{} (not shown)",
+                                if size == 0 { " (empty)" } else { "" }
                             ),
                             MUST,
                         );
@@ -873,8 +876,9 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
         } else {
             format!(".{}[]", path.join("."))
         };
+        // No ready-made filter in quotes: a command line is not a string of the input.
         next_action = format!(
-            "Page or filter the saved file, e.g. `jq '{jq} | select(...)'`, or `jq '{jq}' | head` for the first records."
+            "Page or filter the saved file with jq on the records at {jq} (select on the fields you need)."
         );
         status = format!(
             "JSON with {} records at {label}{}.",
@@ -920,11 +924,11 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
                 prio: 5.0 + 40.0 * scores[i] - i as f64 * 0.01,
             });
         }
-        status = format!("JSON document of {} bytes.", fmt_num(text.len()));
+        status = format!("JSON document of {} bytes.", fmt_num(ctx.size(text)));
         next_action = "Query the saved file with jq for the fields you need.".to_string();
     }
     if status.is_empty() {
-        status = format!("JSON document of {} bytes.", fmt_num(text.len()));
+        status = format!("JSON document of {} bytes.", fmt_num(ctx.size(text)));
         next_action = "Query the saved file with jq for the fields you need.".to_string();
     }
     Reduction {
@@ -993,9 +997,9 @@ fn ndjson(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
     f.push(
         format!(
             "kind: ndjson; {} bytes, {} records, {} unparsable lines",
-            fmt_num(text.len()),
+            fmt_num(ctx.size(text)),
             fmt_num(parsed.len()),
-            bad
+            fmt_num(bad)
         ),
         MUST,
     );
@@ -1011,12 +1015,12 @@ fn ndjson(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
             fmt_num(n_fail)
         ),
         failed: Some(n_fail > 0),
-        next_action: "Filter the saved file with `jq -c 'select(...)'` for the records you need."
+        next_action: "Filter the saved file with jq (select on the fields you need) for the records you need."
             .to_string(),
     })
 }
 
-fn gotest(text: &str, _ctx: &Ctx<'_>) -> Option<Reduction> {
+fn gotest(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
     // (package, test) -> outputs (line, text); final actions.
     let mut outputs: HashMap<(String, String), Vec<(usize, String)>> = HashMap::new();
     let mut finals: Vec<((String, String), String, usize)> = Vec::new();
@@ -1074,14 +1078,19 @@ fn gotest(text: &str, _ctx: &Ctx<'_>) -> Option<Reduction> {
     };
     f.push(
         format!(
-            "kind: go test -json; {} bytes, {} events",
-            fmt_num(text.len()),
+            "kind: go test -json; {} bytes, {} events (one a line)",
+            fmt_num(ctx.size(text)),
             fmt_num(text.lines().count())
         ),
         MUST,
     );
+    let (dp, df, ds) = (fmt_num(tp), fmt_num(tf), fmt_num(ts));
     f.push(
-        format!("tests: {tp} passed, {tf} failed, {ts} skipped; packages: {pp} ok, {pf} failed"),
+        format!(
+            "tests: {dp} passed, {df} failed, {ds} skipped; packages: {} ok, {} failed",
+            fmt_num(pp),
+            fmt_num(pf)
+        ),
         MUST,
     );
     let failed_tests: Vec<String> = finals
@@ -1122,13 +1131,14 @@ fn gotest(text: &str, _ctx: &Ctx<'_>) -> Option<Reduction> {
     }
     let status = if tf + pf > 0 {
         format!(
-            "Tests failed: {tf} failed, {tp} passed, {ts} skipped; {pf} of {} packages failed.",
-            pp + pf
+            "Tests failed: {df} failed, {dp} passed, {ds} skipped; {} of {} packages failed.",
+            fmt_num(pf),
+            fmt_num(pp + pf)
         )
     } else {
         format!(
-            "Tests passed: {tp} passed, {ts} skipped in {} packages.",
-            pp + pf
+            "Tests passed: {dp} passed, {ds} skipped in {} packages.",
+            fmt_num(pp + pf)
         )
     };
     let first_fail = finals
@@ -1142,7 +1152,7 @@ fn gotest(text: &str, _ctx: &Ctx<'_>) -> Option<Reduction> {
         status,
         failed: Some(tf + pf > 0),
         next_action: format!(
-            "Read L{}-L{} of the saved file for the first failure, or `jq -r 'select(.Action==\"output\" and .Test==\"<name>\") | .Output'` for one test.",
+            "Read L{}-L{} of the saved file for the first failure, or grep it for a failed test's name to see that test's output.",
             first_fail.saturating_sub(15).max(1),
             first_fail
         ),
@@ -1158,6 +1168,7 @@ mod tests {
         Ctx {
             query: q,
             exit_code: None,
+            bytes: 0,
         }
     }
 
@@ -1208,6 +1219,10 @@ mod tests {
         let big = "QUJD".repeat(100);
         let v = serde_json::json!({"data": big, "mimeType": "image/png"});
         let s = render(&v, 1000);
-        assert!(s.contains("<base64, 400 chars") && !s.contains("QUJDQUJD"));
+        assert!(s.contains("<base64 data, not shown>") && !s.contains("QUJDQUJD"));
+        // A long string is cut after its closing quote: the quoted part is the input's.
+        let long = serde_json::json!({"msg": "abc ".repeat(100)});
+        let s = render(&long, 1000);
+        assert!(s.contains("\"abc abc") && s.contains("\"…[cut]"), "{s}");
     }
 }

@@ -3,7 +3,9 @@
 
 use super::json::{line_of, line_starts};
 use super::signal;
-use super::{fmt_num, show_line, show_line_max, Ctx, Item, Kind, Reduction, Section, MUST};
+use super::{
+    derived, fmt_num, show_line, show_line_max, Ctx, Item, Kind, Reduction, Section, MUST,
+};
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -20,7 +22,7 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 }
 
 /// Reduces a JUnit-style XML report; `None` when no `<testcase` is found.
-pub fn reduce(text: &str, _ctx: &Ctx<'_>) -> Option<Reduction> {
+pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
     let starts = line_starts(text);
     let b = text.as_bytes();
     let mut items = Vec::new();
@@ -70,9 +72,9 @@ pub fn reduce(text: &str, _ctx: &Ctx<'_>) -> Option<Reduction> {
         seq,
         format!(
             "kind: junit xml; {} bytes, {} lines, {} testcases",
-            fmt_num(text.len()),
+            fmt_num(ctx.size(text)),
             fmt_num(starts.len()),
-            fmt_num(cases)
+            derived(cases, 0, "")
         ),
         MUST,
     ));
@@ -100,7 +102,10 @@ pub fn reduce(text: &str, _ctx: &Ctx<'_>) -> Option<Reduction> {
     seq += 1;
     items.push(Item::fact(
         seq,
-        format!("failing testcases: {}", fmt_num(failures.len())),
+        format!(
+            "failing testcases: {}",
+            derived(failures.len(), cases, "the testcases")
+        ),
         MUST,
     ));
     if !names.is_empty() {
@@ -168,16 +173,16 @@ pub fn reduce(text: &str, _ctx: &Ctx<'_>) -> Option<Reduction> {
     }
     let n_fail = failures.len();
     let status = if n_fail > 0 {
+        // The report's own totals (the root tag) rather than a count of ours next to them.
         format!(
-            "Test report: {} of {} testcases failed or errored ({}).",
-            fmt_num(n_fail),
-            fmt_num(cases),
+            "Test report: {} testcases failed or errored ({}).",
+            derived(n_fail, cases, "the testcases"),
             show_line_max(&totals, 160)
         )
     } else {
         format!(
             "Test report: all {} testcases passed or were skipped.",
-            fmt_num(cases)
+            derived(cases, 0, "")
         )
     };
     let next_action = match failures.first() {
@@ -214,6 +219,7 @@ mod tests {
             &Ctx {
                 query: &q,
                 exit_code: None,
+                bytes: 0,
             },
         )
         .unwrap();

@@ -1,12 +1,14 @@
 //! Structure-aware, deterministic reduction of a cleaned tool output.
 //!
 //! [`detect`] sniffs the kind (JSON, NDJSON, `go test -json`, JUnit XML, test report text, logs,
-//! tables, `ls -l` listings, HTML, SQL dumps, diffs, stack traces, CSV, plain lines) and
+//! tables, `ls -l` listings, `kubectl describe` pages, HTML, SQL dumps, diffs, stack traces,
+//! CSV, plain lines) and
 //! [`reduce`] turns the text into a [`Reduction`]: ranked [`Item`]s for the Key facts, Evidence
 //! and Errors sections, each verbatim line anchored by its 1-based line number in the text (which
 //! is also its line number in the saved file), plus a Status and a Next relevant action written
 //! by rule. The summarizer packs the items into its token budget by priority.
 
+pub mod describe;
 pub mod diff;
 pub mod html;
 pub mod json;
@@ -48,6 +50,8 @@ pub enum Kind {
     StackTrace,
     /// Comma-separated values with a header.
     Csv,
+    /// A `kubectl describe` page (`Key:  value` lines, conditions, events).
+    Describe,
     /// Anything else: plain lines.
     Lines,
 }
@@ -69,6 +73,7 @@ impl Kind {
             Kind::Diff => "diff",
             Kind::StackTrace => "stack_trace",
             Kind::Csv => "csv",
+            Kind::Describe => "kubectl_describe",
             Kind::Lines => "lines",
         }
     }
@@ -157,6 +162,22 @@ pub struct Ctx<'a> {
     pub query: &'a Query,
     /// Exit code passed in the tool arguments, if any.
     pub exit_code: Option<i64>,
+    /// Size of the saved file (the tool output as received), which is what the summary states
+    /// as the input's size: the cleaned text can be shorter (ANSI escapes, `\r\n`). 0 when
+    /// unknown (unit tests), which [`Ctx::size`] replaces by the text's own length.
+    pub bytes: usize,
+}
+
+impl Ctx<'_> {
+    /// The input's size in bytes as the summary states it: [`Ctx::bytes`], or `text.len()`
+    /// when that is unknown.
+    pub fn size(&self, text: &str) -> usize {
+        if self.bytes > 0 {
+            self.bytes
+        } else {
+            text.len()
+        }
+    }
 }
 
 /// Sniffs the kind of `text` from its first bytes and line shapes.
@@ -218,6 +239,9 @@ pub fn detect(text: &str) -> Kind {
     {
         return Kind::Diff;
     }
+    if describe::looks_like_describe(&nonblank) {
+        return Kind::Describe;
+    }
     if sql::looks_like_sql(&nonblank) {
         return Kind::Sql;
     }
@@ -253,6 +277,7 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Reduction {
         Kind::Html => Some(html::reduce(text, ctx)),
         Kind::Sql => Some(sql::reduce(text, ctx)),
         Kind::Diff => Some(diff::reduce(text, ctx)),
+        Kind::Describe => describe::reduce(text, ctx),
         _ => None,
     };
     r.unwrap_or_else(|| {
@@ -266,6 +291,7 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Reduction {
                 | Kind::Table
                 | Kind::Csv
                 | Kind::Listing
+                | Kind::Describe
         ) {
             Kind::Lines
         } else {
@@ -291,7 +317,7 @@ pub fn clip_str(s: &str, max: usize) -> &str {
 pub const MAX_LINE_BYTES: usize = 320;
 
 /// A line as shown: trailing space trimmed, runs of 3+ spaces shortened to 2, long lines cut in
-/// the middle with a marker giving how many bytes were left out.
+/// the middle with the marker [`CUT_MARK`] (the `L<n>` anchor leads to the whole line).
 pub fn show_line(line: &str) -> String {
     show_line_max(line, MAX_LINE_BYTES)
 }
@@ -327,13 +353,56 @@ pub fn show_line_max(line: &str, max: usize) -> String {
     if out.len() <= max {
         return out;
     }
-    let head = clip_str(&out, max * 3 / 4);
+    let mut head = clip_str(&out, max * 3 / 4);
     let mut tail_start = out.len() - max / 4;
     while !out.is_char_boundary(tail_start) {
         tail_start += 1;
     }
-    let cut = tail_start - head.len();
-    format!("{head} …[{cut} bytes]… {}", &out[tail_start..])
+    // A quote opened in the head and closed in the tail would read as one quoted string that
+    // the input does not contain: cut before an unpaired quote in the head and after an
+    // unpaired one in the tail.
+    for q in ['"', '`'] {
+        if head.matches(q).count() % 2 == 1 {
+            if let Some(p) = head.rfind(q) {
+                head = &head[..p];
+            }
+        }
+        let tail = &out[tail_start..];
+        if tail.matches(q).count() % 2 == 1 {
+            if let Some(p) = tail.find(q) {
+                tail_start += p + 1;
+            }
+        }
+    }
+    format!(
+        "{} {CUT_MARK} {}",
+        head.trim_end(),
+        out[tail_start..].trim_start()
+    )
+}
+
+/// What [`show_line`] puts where it cut a long line. It states no size: a count of the bytes
+/// left out would read as a figure of the input.
+pub const CUT_MARK: &str = "…[cut]…";
+
+/// A count toolsum derived from the input (not a figure the input shows), written so that it
+/// cannot be mistaken for a quote of the input: exact below 100 (numbers that short are not
+/// checkable claims: they occur everywhere); from 100 on, as a whole percentage of `total`, a
+/// size the summary states itself (`of` names it: "the lines", "the rows"); "over 99" when
+/// there is no total. Every 3+ digit number in a rule-written summary is then a figure quoted
+/// from the input, the saved file's size, or a line reference.
+pub fn derived(n: usize, total: usize, of: &str) -> String {
+    if n < 100 {
+        return n.to_string();
+    }
+    if total == 0 {
+        return "over 99".to_string();
+    }
+    if n >= total {
+        return format!("all of {of}");
+    }
+    let pct = ((n as f64 * 100.0 / total as f64).round() as usize).clamp(1, 99);
+    format!("{pct}% of {of}")
 }
 
 /// Formats an integer with thousands separators ("2,000"); see [`crate::guard::save::thousands`].
@@ -369,7 +438,14 @@ mod tests {
         assert_eq!(show_line("a     b  c   "), "a  b  c");
         let long = "x".repeat(1000);
         let s = show_line(&long);
-        assert!(s.len() < 400 && s.contains("bytes]"));
+        assert!(s.len() < 400 && s.contains(CUT_MARK));
+        // A quote cut open in the head is not closed by one in the tail.
+        let q = format!("a \"{}\" b \"{}\" c", "y".repeat(500), "z".repeat(20));
+        let s = show_line(&q);
+        let (h, t) = s.split_once(CUT_MARK).unwrap();
+        assert_eq!(h.matches('"').count() % 2, 0, "{s}");
+        assert_eq!(t.matches('"').count() % 2, 0, "{s}");
+        assert!(s.starts_with("a") && s.ends_with("c"), "{s}");
         assert_eq!(fmt_num(2000), "2,000");
         assert_eq!(
             show_line("2022-05-07T08:49:38.2847211Z fatal: unsafe"),
@@ -377,5 +453,14 @@ mod tests {
         );
         assert_eq!(fmt_num(999), "999");
         assert_eq!(fmt_num(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn derived_counts_are_exact_when_short_else_shares() {
+        assert_eq!(derived(87, 2000, "the lines"), "87");
+        assert_eq!(derived(1318, 2000, "the lines"), "66% of the lines");
+        assert_eq!(derived(2000, 2000, "the lines"), "all of the lines");
+        assert_eq!(derived(100, 1_000_000, "x"), "1% of x");
+        assert_eq!(derived(150, 0, "x"), "over 99");
     }
 }

@@ -4,7 +4,9 @@
 
 use super::rank::bm25;
 use super::text::normalise;
-use super::{fmt_num, show_line, show_line_max, Ctx, Item, Kind, Reduction, Section, MUST};
+use super::{
+    derived, fmt_num, show_line, show_line_max, Ctx, Item, Kind, Reduction, Section, MUST,
+};
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -109,13 +111,13 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         format!(
             "kind: sql; {} lines, {} bytes",
             fmt_num(lines.len()),
-            fmt_num(text.len())
+            fmt_num(ctx.size(text))
         ),
         MUST,
     );
     let counts: Vec<String> = by_type
         .iter()
-        .map(|(t, v)| format!("{t} {}", v.len()))
+        .map(|(t, v)| format!("{t} {}", derived(v.len(), 0, "")))
         .collect();
     fact(
         &mut items,
@@ -139,7 +141,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
     if !rows.is_empty() {
         let rs: Vec<String> = rows
             .iter()
-            .map(|(t, n)| format!("{t} {}", fmt_num(*n)))
+            .map(|(t, n)| format!("{t} {}", derived(*n, 0, "")))
             .collect();
         fact(
             &mut items,
@@ -229,7 +231,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         status: format!(
             "SQL dump of {} lines: {} tables, {}.",
             fmt_num(lines.len()),
-            n_tables,
+            derived(n_tables, 0, ""),
             counts.join(", ")
         ),
         failed: None,
@@ -255,6 +257,7 @@ mod tests {
             &Ctx {
                 query: &q,
                 exit_code: None,
+                bytes: 0,
             },
         );
         assert!(r

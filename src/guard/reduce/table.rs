@@ -6,7 +6,7 @@
 use super::rank::{bm25, tokenize};
 use super::signal::{self, Severity};
 use super::text::normalise;
-use super::{fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
+use super::{derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -177,7 +177,7 @@ impl Out {
 pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
     let lines: Vec<&str> = text.split('\n').collect();
     if kind == Kind::Listing {
-        return Some(listing(&lines, text.len(), ctx));
+        return Some(listing(&lines, ctx.size(text), ctx));
     }
     let (hidx, cols, csv) = if kind == Kind::Csv {
         let first = lines.iter().position(|l| !l.trim().is_empty())?;
@@ -239,15 +239,15 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
     };
     o.fact(
         format!(
-            "kind: {}; {} lines, {} bytes; {} rows × {} columns",
+            "kind: {}; {} lines, {} bytes; {} × {} columns",
             kind.name(),
             fmt_num(
                 lines
                     .len()
                     .saturating_sub(usize::from(text.ends_with('\n')))
             ),
-            fmt_num(text.len()),
-            fmt_num(rows.len()),
+            fmt_num(ctx.size(text)),
+            rows_span(&rows),
             ncols
         ),
         MUST,
@@ -292,7 +292,13 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
             cs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
             let body: Vec<String> = cs
                 .iter()
-                .map(|(v, n)| format!("{}={n}", if v.is_empty() { "(empty)" } else { v }))
+                .map(|(v, n)| {
+                    format!(
+                        "{}={}",
+                        if v.is_empty() { "(empty)" } else { v },
+                        derived(*n, rows.len(), "the rows")
+                    )
+                })
                 .collect();
             o.fact(
                 format!("counts of {}: {}", names[c], body.join(", ")),
@@ -338,7 +344,7 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
         o.fact(
             format!(
                 "flagged rows (error words or rare values): {}",
-                fmt_num(flagged.len())
+                derived(flagged.len(), rows.len(), "the rows")
             ),
             MUST,
         );
@@ -420,15 +426,15 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
         ));
     }
     let status = format!(
-        "Table of {} rows ({}){}.",
-        fmt_num(rows.len()),
+        "Table of {} ({}){}.",
+        rows_span(&rows),
         names.join(", "),
         if flagged.is_empty() {
             String::new()
         } else {
             format!(
-                "; {} rows flagged by error words or rare values",
-                fmt_num(flagged.len())
+                "; flagged by error words or rare values: {} rows",
+                derived(flagged.len(), rows.len(), "the rows")
             )
         }
     );
@@ -444,6 +450,22 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
         failed: None,
         next_action,
     })
+}
+
+/// How many rows a table has, as the summary states it: the count when under 100, otherwise
+/// the line span they occupy ("rows L6–L677"), a location in the saved file rather than a
+/// derived figure (see [`derived`]).
+fn rows_span(rows: &[(usize, Vec<String>)]) -> String {
+    match (rows.first(), rows.last()) {
+        (Some(a), Some(b)) if rows.len() >= 100 => format!("rows L{}–L{}", a.0 + 1, b.0 + 1),
+        _ => format!("{} rows", rows.len()),
+    }
+}
+
+/// The file name of an `ls -l` row: its last field (a symlink's target left out).
+fn entry_name(line: &str) -> &str {
+    let l = line.split(" -> ").next().unwrap_or(line);
+    l.split_whitespace().last().unwrap_or("")
 }
 
 fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
@@ -469,24 +491,22 @@ fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
     let files = rows.iter().filter(|r| r.2 == '-').count();
     let links = rows.iter().filter(|r| r.2 == 'l').count();
     let subdirs = rows.iter().filter(|r| r.2 == 'd').count();
-    let total: u64 = rows.iter().filter(|r| r.2 == '-').map(|r| r.4).sum();
     o.fact(
         format!(
-            "kind: ls_listing; {} lines, {} bytes; {} directories listed",
+            "kind: ls_listing; {} lines, {} bytes; directories listed: {}",
             fmt_num(lines.len()),
             fmt_num(bytes),
-            fmt_num(dirs)
+            derived(dirs, 0, "")
         ),
         MUST,
     );
+    let n = rows.len();
     o.fact(
         format!(
-            "{} entries: {} files, {} directories, {} symlinks; {} bytes in regular files",
-            fmt_num(rows.len()),
-            fmt_num(files),
-            fmt_num(subdirs),
-            fmt_num(links),
-            fmt_num(total as usize)
+            "entries: {} files, {} directories, {} symlinks",
+            derived(files, n, "the entries"),
+            derived(subdirs, n, "the entries"),
+            derived(links, n, "the entries"),
         ),
         MUST,
     );
@@ -504,16 +524,29 @@ fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
             r.2 == '-' && (matches!(p[2], 's' | 'S') || matches!(p[5], 's' | 'S'))
         })
         .collect();
+    // Their names in one line, so that all are shown even when their rows do not fit.
+    let names: Vec<&str> = special
+        .iter()
+        .take(MAX_FLAGGED)
+        .map(|r| entry_name(lines[r.0]))
+        .collect();
     o.fact(
-        format!("setuid/setgid files: {}", fmt_num(special.len())),
+        format!(
+            "setuid/setgid files: {}{}{}",
+            derived(special.len(), 0, ""),
+            if names.is_empty() { "" } else { ": " },
+            names.join(", ")
+        ),
         MUST,
     );
     for (k, r) in special.iter().take(MAX_FLAGGED).enumerate() {
+        // Setuid (runs as its owner, often root) before setgid-only rows.
+        let setuid = matches!(r.3.chars().nth(2), Some('s' | 'S'));
         o.items.push(Item::line(
             Section::Evidence,
             r.0 + 1,
             with_dir(r),
-            95.0 - k as f64 * 0.1,
+            if setuid { 95.0 } else { 90.0 } - k as f64 * 0.1,
         ));
     }
     let mut by_size: Vec<&(usize, String, char, String, u64)> =
@@ -521,7 +554,8 @@ fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
     by_size.sort_by_key(|r| std::cmp::Reverse(r.4));
     let asked = SUPERLATIVES.iter().any(|s| ctx.query.has(s));
     for (k, r) in by_size.iter().take(TOP_ROWS).enumerate() {
-        let p = if asked { 90.0 } else { 50.0 };
+        // Asked for ("largest"): before the setuid rows, whose names are in the Key facts.
+        let p = if asked { 96.0 } else { 50.0 };
         o.items.push(Item::line(
             Section::Evidence,
             r.0 + 1,
@@ -548,12 +582,17 @@ fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
     Reduction {
         kind: Kind::Listing,
         items: o.items,
+        // Sizes as the listing writes them (no separators), so they can be searched for.
         status: format!(
-            "Listing of {} entries in {} directories ({} setuid/setgid files; largest {} bytes).",
-            fmt_num(rows.len()),
-            fmt_num(dirs.max(1)),
-            special.len(),
-            fmt_num(by_size.first().map_or(0, |r| r.4 as usize))
+            "Listing of {} directories; setuid/setgid files: {}{}.",
+            derived(dirs.max(1), 0, ""),
+            derived(special.len(), 0, ""),
+            by_size.first().map_or(String::new(), |r| format!(
+                "; largest file: {} ({} bytes, L{})",
+                entry_name(lines[r.0]),
+                r.4,
+                r.0 + 1
+            ))
         ),
         failed: None,
         next_action: "Search the saved file with grep for the names you need.".to_string(),
@@ -582,6 +621,7 @@ mod tests {
             &Ctx {
                 query: &q,
                 exit_code: None,
+                bytes: 0,
             },
         )
         .unwrap();

@@ -5,7 +5,7 @@
 
 use super::rank::bm25;
 use super::signal::{self, Severity};
-use super::{fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
+use super::{derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -194,6 +194,69 @@ pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> b
     out
 }
 
+/// Most plain lines shown for sharing the error lines' terms.
+const MAX_RELATED: usize = 3;
+/// Error examples whose words make the query for [`related_to_errors`].
+const RELATED_FROM: usize = 8;
+
+/// Plain (non-error, non-warning) lines of rare templates that best match the words of the
+/// error examples (BM25 with the errors as the query, scores normalised): at most
+/// [`MAX_RELATED`], each scoring at least 0.5, as (0-based index, score). Frequent templates
+/// are left out, since a line repeated many times is routine, not the cause.
+fn related_to_errors(
+    lines: &[&str],
+    sevs: &[Severity],
+    err_t: &[&Template],
+    examples: &[usize],
+    templates: &[Template],
+) -> Vec<(usize, f64)> {
+    if err_t.is_empty() {
+        return Vec::new();
+    }
+    let mut words = String::new();
+    for (t, &ex) in templates
+        .iter()
+        .zip(examples)
+        .filter(|(t, _)| t.sev == Severity::Error)
+    {
+        if t.lines.len() > 3 {
+            continue;
+        }
+        words.push_str(super::clip_str(lines[ex - 1], 400));
+        words.push(' ');
+        // The message line after an error line ("java.sql.SQLException: ...").
+        if let Some(next) = lines.get(ex) {
+            words.push_str(super::clip_str(next, 400));
+            words.push(' ');
+        }
+        if words.len() > RELATED_FROM * 400 {
+            break;
+        }
+    }
+    let query = super::rank::Query::new(&words);
+    let rare: std::collections::HashSet<usize> = templates
+        .iter()
+        .filter(|t| t.sev == Severity::None && t.lines.len() <= 2)
+        .flat_map(|t| t.lines.iter().map(|l| l - 1))
+        .collect();
+    let cands: Vec<usize> = (0..lines.len())
+        .filter(|i| rare.contains(i) && sevs[*i] == Severity::None && !signal::is_frame(lines[*i]))
+        .collect();
+    // Scored over all lines, so that words on every line (logger and thread names) weigh
+    // little, then normalised over the candidates.
+    let docs: Vec<&str> = lines.iter().map(|l| super::clip_str(l, 600)).collect();
+    let all = bm25(&query, &docs);
+    let scores = normalise(&cands.iter().map(|&i| all[i]).collect::<Vec<_>>());
+    let mut best: Vec<(usize, f64)> = cands
+        .into_iter()
+        .zip(scores)
+        .filter(|(_, s)| *s >= 0.5)
+        .collect();
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    best.truncate(MAX_RELATED);
+    best
+}
+
 /// Reduces lines (the text split on `\n`; index i is line i+1) of a log-like kind.
 pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     let n_lines = if lines.last().is_some_and(|l| l.is_empty()) {
@@ -202,7 +265,16 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
         lines.len()
     };
     let lines = &lines[..n_lines];
-    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    // The saved file's size when known (the cleaned text can be shorter), else the text's.
+    let bytes: usize = if ctx.bytes > 0 {
+        ctx.bytes
+    } else {
+        lines
+            .iter()
+            .map(|l| l.len() + 1)
+            .sum::<usize>()
+            .saturating_sub(1)
+    };
     let sevs: Vec<Severity> = lines.iter().map(|l| signal::severity(l)).collect();
     let (templates, of_line) = mine(lines, &sevs);
     let clipped: Vec<&str> = lines.iter().map(|l| super::clip_str(l, 600)).collect();
@@ -240,11 +312,10 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     fact(
         &mut items,
         format!(
-            "{} line templates; error lines: {} in {} templates; warning lines: {} in {} templates",
-            fmt_num(templates.len()),
-            fmt_num(err_lines),
+            "error lines: {} in {} line templates; warning lines: {} in {} line templates",
+            derived(err_lines, n_lines, "the lines"),
             err_t.len(),
-            fmt_num(warn_lines),
+            derived(warn_lines, n_lines, "the lines"),
             warn_t.len()
         ),
         MUST,
@@ -418,6 +489,19 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
             8.0 + 30.0 * scores[i],
         ));
     }
+    // Plain lines that share the errors' terms: the setting or the earlier step an error
+    // refers to ("pool configured: maxSize=10" for "max pool size of 10 reached").
+    for (k, (i, s)) in related_to_errors(lines, &sevs, &err_t, &examples, &templates)
+        .into_iter()
+        .enumerate()
+    {
+        items.push(Item::line(
+            Section::Evidence,
+            i + 1,
+            show_line(lines[i]),
+            45.0 + 20.0 * s - k as f64,
+        ));
+    }
     // Head and tail lines.
     if let Some(&first) = nonblank.first() {
         items.push(Item::line(
@@ -468,20 +552,22 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     };
     status.push_str(&format!("{what} of {} lines", fmt_num(n_lines)));
     if let Some(&i) = totals.last() {
+        // Not in backticks: the line is shown cleaned (ANSI escapes removed), which is not
+        // always a verbatim quote of the saved bytes; the anchor leads to it.
         status.push_str(&format!(
-            ", totals `{}` (L{})",
-            super::show_line_max(lines[i].trim(), 120),
-            i + 1
+            ", totals line L{}: {}",
+            i + 1,
+            super::show_line_max(lines[i].trim(), 120).trim_end_matches(['.', ';'])
         ));
     }
     if err_lines + warn_lines == 0 {
-        status.push_str(", no error or warning lines found.");
+        status.push_str("; no error or warning lines found.");
     } else {
         status.push_str(&format!(
-            ", {} error lines in {} templates and {} warning lines in {} templates.",
-            fmt_num(err_lines),
+            "; error lines: {} in {} templates, warning lines: {} in {} templates.",
+            derived(err_lines, n_lines, "the lines"),
             err_t.len(),
-            fmt_num(warn_lines),
+            derived(warn_lines, n_lines, "the lines"),
             warn_t.len()
         ));
     }
@@ -541,6 +627,7 @@ mod tests {
             &Ctx {
                 query: &q,
                 exit_code: None,
+                bytes: 0,
             },
         );
         let err: Vec<&Item> = r
@@ -555,5 +642,44 @@ mod tests {
             .iter()
             .any(|i| i.line == Some(52) && i.text.contains("Db.java:42")));
         assert!(r.next_action.contains("L"));
+    }
+
+    /// kubectl_06 (corpus): the pool's configuration line, 78 lines above the error, is the
+    /// manifest's `maxSize=10` fact; it shares the error's terms, not the intent's.
+    #[test]
+    fn keeps_the_setting_an_error_refers_to() {
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/kubectl_06.txt");
+        let text = std::fs::read_to_string(p).unwrap();
+        let lines: Vec<&str> = text.split('\n').collect();
+        let q = Query::new(
+            "kubectl logs payment-service-7d9f8c4b-xk2p9 what is causing intermittent 500s?",
+        );
+        let ctx = Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: text.len(),
+        };
+        let r = reduce_lines(&lines, Kind::Log, &ctx);
+        let cfg = r
+            .items
+            .iter()
+            .filter(|i| i.text.contains("maxSize=10"))
+            .max_by(|a, b| a.prio.total_cmp(&b.prio))
+            .expect("the pool configuration line is a candidate");
+        assert_eq!(cfg.section, Section::Evidence);
+        assert!(cfg.prio >= 45.0, "{}", cfg.prio);
+        // The size stated is the file's, and no derived count of 3+ digits is written.
+        let kind = r
+            .items
+            .iter()
+            .find(|i| i.text.starts_with("kind:"))
+            .unwrap();
+        assert!(
+            kind.text
+                .contains(&format!("{} bytes", fmt_num(text.len()))),
+            "{}",
+            kind.text
+        );
     }
 }

@@ -35,6 +35,7 @@ fn run(text: &str, args: Option<&str>, intent: Option<&str>) -> Summary {
         args,
         intent,
         input_tokens: counter.count(&cleaned),
+        bytes: text.len(),
     };
     let budget = SummaryBudget {
         prefill_budget: 1500,
@@ -60,6 +61,7 @@ fn reduce_recall_on_corpus() {
     let manifest = std::fs::read_to_string(corpus().join("MANIFEST.tsv")).unwrap();
     let dump = std::env::var_os("TOOLSUM_DUMP").map(PathBuf::from);
     let (mut kept, mut total) = (0usize, 0usize);
+    let mut invented = Vec::new();
     let counter = ByteCounter;
     for row in manifest.lines().skip(1) {
         let f: Vec<&str> = row.split('\t').collect();
@@ -92,12 +94,26 @@ fn reduce_recall_on_corpus() {
             std::fs::create_dir_all(d).unwrap();
             std::fs::write(d.join(format!("{file}.summary.txt")), &s.text).unwrap();
         }
+        // Rule-written text quotes the input or states its size; it invents nothing by the
+        // benchmark's own measure (crate::bench::score, independent of guard::ground).
+        let sizes = [
+            raw.len() as u64,
+            raw.lines().count() as u64,
+            raw.split('\n').count() as u64,
+            raw.chars().count() as u64,
+        ];
+        let inv =
+            crate::bench::score::invented(&s.text, &crate::bench::score::collapse(&raw), &sizes);
+        if !inv.is_empty() {
+            invented.push(format!("{file}: {inv:?}"));
+        }
         kept += hits;
         total += needles.len();
     }
     let recall = kept as f64 / total as f64;
     println!("TOTAL recall {kept}/{total} = {recall:.3}");
-    assert!(recall >= 0.92, "recall {recall:.3}");
+    assert!(recall >= 0.95, "recall {recall:.3}");
+    assert!(invented.is_empty(), "invented facts: {invented:#?}");
 }
 
 #[test]
@@ -219,7 +235,7 @@ fn b11_large_list_counts_and_schema() {
             "depends_on",
             "config",
             "columns",
-            "jq '.[]",
+            "with jq on the records at .[]",
         ],
     );
 }
@@ -285,6 +301,7 @@ fn big_input_respects_five_percent() {
         args: None,
         intent: None,
         input_tokens: 30_000,
+        bytes: t.len(),
     };
     let budget = SummaryBudget {
         prefill_budget: 1500,
@@ -341,6 +358,7 @@ fn narrate(text: &str, reply: &str, deadline: Option<Instant>) -> (Summary, Scri
         args: Some(r#"{"command":"pytest"}"#),
         intent: Some("run tests"),
         input_tokens: counter.count(text),
+        bytes: text.len(),
     };
     let budget = SummaryBudget {
         prefill_budget: 1500,
@@ -409,4 +427,45 @@ fn no_time_means_no_model() {
         s.reason
     );
     assert!(s.text.starts_with("Status: Failed"));
+}
+
+#[test]
+fn status_grounded_only_by_the_call_is_refused() {
+    let out =
+        "Name: kind-double-node-worker\nReady True KubeletReady kubelet is posting ready status\n";
+    let view = "- kind: kubectl describe; 2 lines";
+    let asked = r#"Bash {"command":"kubectl describe node"} is the node healthy?"#;
+    // Only words of the command line and generic words: nothing said of this output.
+    assert!(!super::has_substance(
+        "The command kubectl describe node succeeded.",
+        out,
+        view,
+        asked
+    ));
+    assert!(super::has_substance(
+        "The node is Ready (KubeletReady).",
+        out,
+        view,
+        asked
+    ));
+    // Whole words only: "posting" is not "post".
+    assert!(!super::contains_word_ci("posting", "post"));
+    assert!(super::contains_word_ci("is POSTING ready", "posting"));
+}
+
+#[test]
+fn command_quoted_from_the_arguments_is_not_grounded() {
+    let text =
+        "FAILED tests/test_a.py::test_x - assert 1 == 2\n1 failed, 3 passed in 0.1s\n".repeat(3);
+    // `pytest` is the command of the call, not a string of the output.
+    let (s, _) = narrate(
+        &text,
+        "Status: The `pytest` run failed: test_x asserts 1 == 2.\nNext relevant action: Read L1.",
+        None,
+    );
+    assert!(!s.text.contains("`pytest`"), "{}", s.text);
+    assert!(s.ungrounded_dropped >= 1);
+    // A Status cut off mid-sentence is not used either.
+    let (s, _) = narrate(&text, "Status: The test_x test failed because the", None);
+    assert!(!s.text.contains("because the"), "{}", s.text);
 }
