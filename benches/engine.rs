@@ -73,6 +73,22 @@ fn decode(m: &Transformer, cache: &mut KvCache, ctx: usize, n: usize, chunk: usi
     n as f64 / t.elapsed().as_secs_f64()
 }
 
+/// `ours/<isa>` from the model's kernel table (e.g. `ours/avx512vnni`), or `candle`.
+fn kernels_label(m: &Transformer) -> String {
+    let mut isas: Vec<String> = m
+        .kernel_types
+        .keys()
+        .filter_map(|k| k.rsplit('/').next().map(str::to_string))
+        .collect();
+    isas.sort();
+    isas.dedup();
+    if isas.iter().all(|i| i == "candle") {
+        "candle".into()
+    } else {
+        format!("ours/{}", isas.join("+"))
+    }
+}
+
 fn best(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
     (0..reps.max(1)).map(|_| f()).fold(0.0, f64::max)
 }
@@ -136,21 +152,21 @@ fn main() {
     for spec in &models {
         let path =
             toolsum::models::resolve(Some(spec)).expect("model (run scripts/fetch-models.sh)");
-        for q8 in [true, false] {
+        {
             let (mut f, content) = read_header(&path).expect("header");
             let m = Transformer::load(
                 &mut f,
                 &content,
                 &Device::Cpu,
                 LoadOptions {
-                    convert_to_q8: q8,
+                    convert_to_q8: false,
                     max_context: max_pp + tg + 16,
                     kernels: None,
                 },
             )
             .expect("load");
             let mut cache = m.new_cache().expect("cache");
-            let kern = if q8 { "q8_0-converted" } else { "file types" };
+            let kern = kernels_label(&m);
             let mut emit = |test: String, v: f64| {
                 println!("| {spec} | {kern} | {test} | {v:.1} |");
                 rows.push(serde_json::json!({"model": spec, "kernels": kern, "test": test, "tok_per_s": v}));
@@ -167,8 +183,8 @@ fn main() {
         }
     }
     if contention {
-        // Threads beside a busy process: 2 threads with one core taken vs 1 thread alone.
-        // The global rayon pool is fixed at start, so the 1-thread figure comes from a child run.
+        // Threads beside a busy process (one core taken): `threads` threads vs one thread
+        // (a one-thread rayon pool installed around the same model), each alone and beside it.
         let spec = &models[0];
         let path = toolsum::models::resolve(Some(spec)).expect("model");
         let (mut f, content) = read_header(&path).expect("header");
@@ -177,26 +193,50 @@ fn main() {
             &content,
             &Device::Cpu,
             LoadOptions {
-                convert_to_q8: true,
+                convert_to_q8: false,
                 max_context: 1024,
                 kernels: None,
             },
         )
         .expect("load");
+        let kern = kernels_label(&m);
         let mut cache = m.new_cache().expect("cache");
-        let alone = best(reps, || decode(&m, &mut cache, 128, tg, chunk));
-        let busy = {
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("pool");
+        let mut run = |single: bool| {
+            if single {
+                one.install(|| best(reps, || decode(&m, &mut cache, 128, tg, chunk)))
+            } else {
+                best(reps, || decode(&m, &mut cache, 128, tg, chunk))
+            }
+        };
+        let alone_n = run(false);
+        let alone_1 = run(true);
+        let (busy_n, busy_1) = {
             let _b = Busy::start();
             std::thread::sleep(std::time::Duration::from_millis(200));
-            best(reps, || decode(&m, &mut cache, 128, tg, chunk))
+            (run(false), run(true))
         };
-        println!("| {spec} | q8_0-converted | tg{tg} {threads} threads | {alone:.1} |");
-        println!("| {spec} | q8_0-converted | tg{tg} {threads} threads beside a busy process | {busy:.1} |");
+        for (label, v) in [
+            (format!("tg{tg} @128, {threads} threads"), alone_n),
+            (format!("tg{tg} @128, 1 thread"), alone_1),
+            (format!("tg{tg} @128, {threads} threads beside a busy process"), busy_n),
+            (format!("tg{tg} @128, 1 thread beside a busy process"), busy_1),
+        ] {
+            println!("| {spec} | {kern} | {label} | {v:.1} |");
+        }
         println!(
-            "| {spec} | q8_0-converted | busy/alone | {:.2} |",
-            busy / alone.max(1e-9)
+            "| {spec} | {kern} | ratio: {threads} threads beside a busy process / 1 thread alone | {:.2} |",
+            busy_n / alone_1.max(1e-9)
         );
-        rows.push(serde_json::json!({"model": spec, "test": "tg beside busy / alone", "ratio": busy / alone.max(1e-9), "threads": threads}));
+        println!(
+            "| {spec} | {kern} | ratio: {threads} threads / 1 thread, both beside a busy process | {:.2} |",
+            busy_n / busy_1.max(1e-9)
+        );
+        rows.push(serde_json::json!({"model": spec, "test": "contention", "threads": threads,
+            "alone_n": alone_n, "alone_1": alone_1, "busy_n": busy_n, "busy_1": busy_1}));
     }
     // Prefix cache: the same request with and without the system-prompt snapshot.
     {
