@@ -284,8 +284,7 @@ impl AttnJob<'_> {
                 unsafe { self.run_avx2(s, o, out) };
                 return;
             }
-            let _ = simd;
-            self.run_generic(s, o, out);
+            self.run_generic(false, s, o, out);
         })
     }
 
@@ -297,12 +296,13 @@ impl AttnJob<'_> {
         o: &mut Vec<f32>,
         out: impl FnMut(usize, usize) -> &'o mut [f32],
     ) {
-        self.run_generic(s, o, out);
+        self.run_generic(true, s, o, out);
     }
 
     #[inline(always)]
     fn run_generic<'o>(
         &self,
+        simd: bool,
         s: &mut Vec<f32>,
         o: &mut Vec<f32>,
         mut out: impl FnMut(usize, usize) -> &'o mut [f32],
@@ -316,38 +316,236 @@ impl AttnJob<'_> {
         s.resize(nqry * n_max, 0.0);
         o.clear();
         o.resize(nqry * hd, 0.0);
-        let qv = |qi: usize| {
+        // Scaled queries, `[nqry, hd]`.
+        let mut qs = vec![0f32; nqry * hd];
+        for (qi, dst) in qs.chunks_exact_mut(hd).enumerate() {
             let base =
                 (self.r0 + qi / self.n_rep) * self.q_stride + (self.head0 + qi % self.n_rep) * hd;
-            &self.q[base..base + hd]
-        };
-        let mut p0 = 0;
-        while p0 < n_max {
-            let pl = TILE.min(n_max - p0);
-            for dd in 0..hd {
-                let kr = &self.kt[dd * ctx + p0..dd * ctx + p0 + pl];
-                for qi in 0..nqry {
-                    let a = qv(qi)[dd] * self.scale;
-                    axpy(&mut s[qi * n_max + p0..qi * n_max + p0 + pl], a, kr);
-                }
+            for (d, &x) in dst.iter_mut().zip(&self.q[base..base + hd]) {
+                *d = x * self.scale;
             }
-            p0 += pl;
+        }
+        let simd = simd && hd.is_multiple_of(16);
+        // Scores `s[qi, p] = q_qi . k_p` for p < n_max, in blocks of at most QB queries.
+        let mut q0 = 0;
+        while q0 < nqry {
+            let qb = QB.min(nqry - q0);
+            let (qp, sp) = (&qs[q0 * hd..(q0 + qb) * hd], &mut s[q0 * n_max..]);
+            if simd {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: AVX2+FMA detected (`simd`); `kt` holds hd rows of ctx >= n_max;
+                // `qp` holds qb rows of hd; `sp` holds qb rows of n_max.
+                unsafe {
+                    scores_x86(self.kt, ctx, hd, qp, qb, n_max, sp, n_max)
+                };
+            } else {
+                scores_generic(self.kt, ctx, hd, qp, qb, n_max, sp, n_max);
+            }
+            q0 += qb;
         }
         for qi in 0..nqry {
-            softmax(&mut s[qi * n_max..qi * n_max + seen(qi)]);
-        }
-        for p in 0..n_max {
-            let vr = &self.v[p * hd..(p + 1) * hd];
-            for qi in 0..nqry {
-                if p < seen(qi) {
-                    axpy(&mut o[qi * hd..(qi + 1) * hd], s[qi * n_max + p], vr);
-                }
+            let row = &mut s[qi * n_max..(qi + 1) * n_max];
+            let (vis, hidden) = row.split_at_mut(seen(qi));
+            #[cfg(target_arch = "x86_64")]
+            if simd {
+                // SAFETY: AVX2+FMA detected (`simd`).
+                unsafe { softmax_x86(vis) };
+            } else {
+                softmax(vis);
             }
+            #[cfg(not(target_arch = "x86_64"))]
+            softmax(vis);
+            hidden.fill(0.0);
+        }
+        // Outputs `o[qi] = sum_p s[qi, p] v_p` (masked positions have weight 0).
+        let mut q0 = 0;
+        while q0 < nqry {
+            let qb = QB.min(nqry - q0);
+            let (sp, op) = (&s[q0 * n_max..(q0 + qb) * n_max], &mut o[q0 * hd..]);
+            if simd {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: AVX2+FMA detected; `v` holds n_max rows of hd (hd % 16 == 0);
+                // `sp` qb rows of n_max; `op` qb rows of hd.
+                unsafe {
+                    weighted_x86(self.v, hd, sp, qb, n_max, op)
+                };
+            } else {
+                weighted_generic(self.v, hd, sp, qb, n_max, op);
+            }
+            q0 += qb;
         }
         for qi in 0..nqry {
             out(self.r0 + qi / self.n_rep, self.head0 + qi % self.n_rep)
                 .copy_from_slice(&o[qi * hd..(qi + 1) * hd]);
         }
+    }
+}
+
+/// Queries per register block of the attention micro-kernels: `QB x 2` accumulators of 8
+/// lanes, plus two operand registers, fit AVX2's 16.
+const QB: usize = 6;
+
+/// `s[qi * ld + p] = sum_d q[qi * hd + d] * kt[d * ctx + p]` for `qi < nq`, `p < n`.
+#[allow(clippy::too_many_arguments)]
+fn scores_generic(
+    kt: &[f32],
+    ctx: usize,
+    hd: usize,
+    q: &[f32],
+    nq: usize,
+    n: usize,
+    s: &mut [f32],
+    ld: usize,
+) {
+    let mut p0 = 0;
+    while p0 < n {
+        let pl = TILE.min(n - p0);
+        for qi in 0..nq {
+            s[qi * ld + p0..qi * ld + p0 + pl].fill(0.0);
+        }
+        for dd in 0..hd {
+            let kr = &kt[dd * ctx + p0..dd * ctx + p0 + pl];
+            for qi in 0..nq {
+                axpy(&mut s[qi * ld + p0..qi * ld + p0 + pl], q[qi * hd + dd], kr);
+            }
+        }
+        p0 += pl;
+    }
+}
+
+/// `o[qi * hd + d] = sum_p w[qi * n + p] * v[p * hd + d]` for `qi < nq`.
+fn weighted_generic(v: &[f32], hd: usize, w: &[f32], nq: usize, n: usize, o: &mut [f32]) {
+    o[..nq * hd].fill(0.0);
+    for p in 0..n {
+        let vr = &v[p * hd..(p + 1) * hd];
+        for qi in 0..nq {
+            axpy(&mut o[qi * hd..(qi + 1) * hd], w[qi * n + p], vr);
+        }
+    }
+}
+
+/// AVX2 [`scores_generic`]: 16 positions x up to [`QB`] queries per register block.
+///
+/// # Safety
+/// AVX2 and FMA; `nq <= QB`; slice bounds as in [`scores_generic`].
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn scores_x86(
+    kt: &[f32],
+    ctx: usize,
+    hd: usize,
+    q: &[f32],
+    nq: usize,
+    n: usize,
+    s: &mut [f32],
+    ld: usize,
+) {
+    debug_assert!(nq <= QB && q.len() >= nq * hd && s.len() >= (nq - 1) * ld + n);
+    macro_rules! go {
+        ($qb:literal) => {
+            scores_block::<$qb>(kt, ctx, hd, q, n, s, ld)
+        };
+    }
+    match nq {
+        1 => go!(1),
+        2 => go!(2),
+        3 => go!(3),
+        4 => go!(4),
+        5 => go!(5),
+        _ => go!(6),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn scores_block<const N: usize>(
+    kt: &[f32],
+    ctx: usize,
+    hd: usize,
+    q: &[f32],
+    n: usize,
+    s: &mut [f32],
+    ld: usize,
+) {
+    use std::arch::x86_64::*;
+    let (ktp, qp, sp) = (kt.as_ptr(), q.as_ptr(), s.as_mut_ptr());
+    let mut p = 0;
+    while p + 16 <= n {
+        let mut acc = [[_mm256_setzero_ps(); 2]; N];
+        for dd in 0..hd {
+            let k0 = _mm256_loadu_ps(ktp.add(dd * ctx + p));
+            let k1 = _mm256_loadu_ps(ktp.add(dd * ctx + p + 8));
+            for (qi, a) in acc.iter_mut().enumerate() {
+                let b = _mm256_broadcast_ss(&*qp.add(qi * hd + dd));
+                a[0] = _mm256_fmadd_ps(b, k0, a[0]);
+                a[1] = _mm256_fmadd_ps(b, k1, a[1]);
+            }
+        }
+        for (qi, a) in acc.iter().enumerate() {
+            _mm256_storeu_ps(sp.add(qi * ld + p), a[0]);
+            _mm256_storeu_ps(sp.add(qi * ld + p + 8), a[1]);
+        }
+        p += 16;
+    }
+    for pp in p..n {
+        for qi in 0..N {
+            let mut acc = 0f32;
+            for dd in 0..hd {
+                acc = (*qp.add(qi * hd + dd)).mul_add(*ktp.add(dd * ctx + pp), acc);
+            }
+            *sp.add(qi * ld + pp) = acc;
+        }
+    }
+}
+
+/// AVX2 [`weighted_generic`]: 16 output dims x up to [`QB`] queries per register block.
+///
+/// # Safety
+/// AVX2 and FMA; `nq <= QB`; `hd % 16 == 0`; slice bounds as in [`weighted_generic`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn weighted_x86(v: &[f32], hd: usize, w: &[f32], nq: usize, n: usize, o: &mut [f32]) {
+    debug_assert!(nq <= QB && hd.is_multiple_of(16) && v.len() >= n * hd);
+    macro_rules! go {
+        ($qb:literal) => {
+            weighted_block::<$qb>(v, hd, w, n, o)
+        };
+    }
+    match nq {
+        1 => go!(1),
+        2 => go!(2),
+        3 => go!(3),
+        4 => go!(4),
+        5 => go!(5),
+        _ => go!(6),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn weighted_block<const N: usize>(v: &[f32], hd: usize, w: &[f32], n: usize, o: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let (vp, wp, op) = (v.as_ptr(), w.as_ptr(), o.as_mut_ptr());
+    let mut d0 = 0;
+    while d0 < hd {
+        let mut acc = [[_mm256_setzero_ps(); 2]; N];
+        for p in 0..n {
+            let v0 = _mm256_loadu_ps(vp.add(p * hd + d0));
+            let v1 = _mm256_loadu_ps(vp.add(p * hd + d0 + 8));
+            for (qi, a) in acc.iter_mut().enumerate() {
+                let b = _mm256_broadcast_ss(&*wp.add(qi * n + p));
+                a[0] = _mm256_fmadd_ps(b, v0, a[0]);
+                a[1] = _mm256_fmadd_ps(b, v1, a[1]);
+            }
+        }
+        for (qi, a) in acc.iter().enumerate() {
+            _mm256_storeu_ps(op.add(qi * hd + d0), a[0]);
+            _mm256_storeu_ps(op.add(qi * hd + d0 + 8), a[1]);
+        }
+        d0 += 16;
     }
 }
 
@@ -374,6 +572,79 @@ fn softmax(row: &mut [f32]) {
     }
 }
 
+/// AVX2 [`softmax`]: 8 lanes at a time with the same exponential as [`exp_approx`].
+///
+/// # Safety
+/// AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn softmax_x86(row: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let n = row.len();
+    let p = row.as_mut_ptr();
+    let body = n / 8 * 8;
+    let mut mv = _mm256_set1_ps(f32::NEG_INFINITY);
+    for i in (0..body).step_by(8) {
+        mv = _mm256_max_ps(mv, _mm256_loadu_ps(p.add(i)));
+    }
+    let mut lanes = [0f32; 8];
+    _mm256_storeu_ps(lanes.as_mut_ptr(), mv);
+    let max = lanes
+        .iter()
+        .chain(&row[body..])
+        .fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    let mx = _mm256_set1_ps(max);
+    let mut sv = _mm256_setzero_ps();
+    for i in (0..body).step_by(8) {
+        let e = exp8(_mm256_sub_ps(_mm256_loadu_ps(p.add(i)), mx));
+        _mm256_storeu_ps(p.add(i), e);
+        sv = _mm256_add_ps(sv, e);
+    }
+    _mm256_storeu_ps(lanes.as_mut_ptr(), sv);
+    let mut sum: f32 = lanes.iter().sum();
+    for v in &mut row[body..] {
+        *v = exp_approx(*v - max);
+        sum += *v;
+    }
+    let inv = _mm256_set1_ps(1.0 / sum);
+    for i in (0..body).step_by(8) {
+        _mm256_storeu_ps(p.add(i), _mm256_mul_ps(_mm256_loadu_ps(p.add(i)), inv));
+    }
+    for v in &mut row[body..] {
+        *v *= 1.0 / sum;
+    }
+}
+
+/// [`exp_approx`] on 8 lanes (same constants and steps).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn exp8(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    let x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0)), _mm256_setzero_ps());
+    let n = _mm256_round_ps(
+        _mm256_mul_ps(x, _mm256_set1_ps(std::f32::consts::LOG2_E)),
+        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC,
+    );
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693_359_4), x);
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.121_944_4e-4), r);
+    let mut p = _mm256_set1_ps(1.987_569_1e-4);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.398_2e-3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.333_452e-3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.166_579_6e-2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.166_666_65));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5));
+    let er = _mm256_add_ps(
+        _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r),
+        _mm256_set1_ps(1.0),
+    );
+    let e = _mm256_slli_epi32(
+        _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)),
+        23,
+    );
+    _mm256_mul_ps(er, _mm256_castsi256_ps(e))
+}
+
 /// `e^x` for `x <= 0` in branch-free f32 arithmetic the compiler can vectorize: `x = n ln2 +
 /// r`, `e^r` by the degree-7 minimax polynomial of Cephes' `expf` (S. Moshier, Cephes Math
 /// Library 2.2, `expf.c`; relative error about 1e-7 on |r| <= ln2/2), times `2^n` built in the
@@ -384,8 +655,9 @@ fn exp_approx(x: f32) -> f32 {
     const C1: f32 = 0.693_359_4; // ln2, high part (Cephes)
     const C2: f32 = -2.121_944_4e-4; // ln2, low part (Cephes)
     let x = x.clamp(-87.0, 0.0);
-    let n = (x * LOG2E).round();
-    let r = x - n * C1 - n * C2;
+    let n = (x * LOG2E).round_ties_even();
+    let r = (-n).mul_add(C1, x);
+    let r = (-n).mul_add(C2, r);
     let mut p = 1.987_569_1e-4f32;
     p = p.mul_add(r, 1.398_2e-3);
     p = p.mul_add(r, 8.333_452e-3);
@@ -490,6 +762,29 @@ mod tests {
         assert!(exp_approx(f32::NEG_INFINITY) >= 0.0);
     }
 
+    #[test]
+    fn simd_softmax_equals_scalar() {
+        if !Isa::available().contains(&Isa::Avx2) {
+            return;
+        }
+        for n in [1usize, 7, 8, 9, 31, 200] {
+            let row: Vec<f32> = (0..n)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.37)
+                .collect();
+            let mut a = row.clone();
+            let mut b = row.clone();
+            softmax(&mut a);
+            // SAFETY: AVX2 checked above.
+            unsafe { softmax_x86(&mut b) };
+            for (x, y) in a.iter().zip(&b) {
+                assert!(
+                    (x - y).abs() <= 1e-6 * x.abs().max(1e-30),
+                    "n={n}: {x} vs {y}"
+                );
+            }
+        }
+    }
+
     /// Reference attention: plain loops over the standard layout.
     #[allow(clippy::too_many_arguments)]
     fn naive(
@@ -537,10 +832,10 @@ mod tests {
         let cfg = ModelConfig {
             arch: "llama".into(),
             n_layer: 1,
-            n_embd: 4 * 8,
+            n_embd: 4 * 32,
             n_head: 4,
             n_head_kv: 2,
-            head_dim: 8,
+            head_dim: 32,
             train_ctx: 64,
             rope_base: 10_000.0,
             rms_eps: 1e-5,
@@ -548,8 +843,9 @@ mod tests {
             tied_embeddings: true,
             vocab: 1,
         };
-        let ctx = 32;
-        let (pos, t) = (5usize, 7usize);
+        // 24 positions: one 16-wide SIMD block and a tail; 8 queries per task: two blocks.
+        let ctx = 40;
+        let (pos, t) = (13usize, 11usize);
         let total = pos + t;
         let mut seed = 1u32;
         let mut rnd = || {
@@ -574,7 +870,7 @@ mod tests {
                 0,
                 pos,
                 2,
-                8,
+                32,
                 ctx,
             );
             write_kv(
@@ -584,7 +880,7 @@ mod tests {
                 pos,
                 t,
                 2,
-                8,
+                32,
                 ctx,
             );
             let model = CpuModel {
@@ -598,16 +894,16 @@ mod tests {
             };
             let mut y = vec![0f32; q.len()];
             model.attention(&cfg, &q, &layer, pos, t, &mut y);
-            let want = naive(&q, &keys, &vals, 4, 2, 8, pos, t);
+            let want = naive(&q, &keys, &vals, 4, 2, 32, pos, t);
             for (a, b) in y.iter().zip(&want) {
                 assert!((a - b).abs() < 1e-5, "simd={simd}: {a} vs {b}");
             }
             // A snapshot of the first `pos` positions restores them exactly.
-            let snap = layer.prefix(pos, ctx, 8);
+            let snap = layer.prefix(pos, ctx, 32);
             let mut fresh = RawLayer::new(&cfg, ctx);
-            fresh.restore(&snap, pos, ctx, 8);
-            assert_eq!(fresh.prefix(pos, ctx, 8).kt, snap.kt);
-            assert_eq!(fresh.prefix(pos, ctx, 8).v, snap.v);
+            fresh.restore(&snap, pos, ctx, 32);
+            assert_eq!(fresh.prefix(pos, ctx, 32).kt, snap.kt);
+            assert_eq!(fresh.prefix(pos, ctx, 32).v, snap.v);
         }
     }
 
