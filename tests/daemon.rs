@@ -107,7 +107,7 @@ fn queue_shape_cheap_requests_never_wait_for_the_model() {
     })
     .unwrap();
     let cfg = Config::resolve(ConfigLayer::default(), &|_| None);
-    let server = Server::new(ServerSettings::from_config(&cfg), worker, counter);
+    let server = Server::new(ServerSettings::from_config(&cfg), worker, counter).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let srv = server.clone();
@@ -199,7 +199,7 @@ fn queue_shape_cheap_requests_never_wait_for_the_model() {
 
     stop_tx.send(()).unwrap();
     rt.block_on(serving).unwrap();
-    server.worker().shutdown();
+    server.shutdown();
 }
 
 // ---------------------------------------------------------------- tier 3: real binary + tiny model
