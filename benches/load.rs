@@ -14,7 +14,8 @@
 //! included.
 //!
 //! Bounded: at most `LOAD_REQUESTS` (default 300) requests and `LOAD_SECS` (default 20) seconds
-//! of issuing per level; `LOAD_LEVELS` (e.g. `1,4`) picks the levels. Run with `scripts/load.sh`.
+//! of issuing per level; `LOAD_LEVELS` (e.g. `1,4`) picks the levels; `LOAD_BIN` runs another
+//! `toolsum` binary (to compare builds). Run with `scripts/load.sh`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -167,7 +168,9 @@ fn main() {
     let socket = tmp.path().join("run/toolsum.sock");
     let session = tmp.path().join("session");
     std::fs::create_dir(&session).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_toolsum"))
+    let bin = std::env::var_os("LOAD_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_toolsum")), PathBuf::from);
+    let child = Command::new(bin)
         .args(["serve", "--socket"])
         .arg(&socket)
         .arg("--model")
