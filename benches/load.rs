@@ -168,8 +168,10 @@ fn main() {
     let socket = tmp.path().join("run/toolsum.sock");
     let session = tmp.path().join("session");
     std::fs::create_dir(&session).unwrap();
-    let bin = std::env::var_os("LOAD_BIN")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_toolsum")), PathBuf::from);
+    let bin = std::env::var_os("LOAD_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_toolsum")),
+        PathBuf::from,
+    );
     let child = Command::new(bin)
         .args(["serve", "--socket"])
         .arg(&socket)
