@@ -1,12 +1,21 @@
 //! Load test of the real daemon (issue 7): `toolsum serve` with the tiny model on a temp socket,
 //! driven by N concurrent clients (N = 1, 4, 16, 64) over the loopback Unix socket with a mix
 //! drawn from tests/corpus: 70% pass-through (small inputs), 20% summary, 5% binary (a base64
-//! PNG), 5% over-limit preview. Prints one markdown table: requests/s of pass-through,
-//! p50/p95/p99 latency per kind, `overloaded` answers, the daemon's peak RSS (VmHWM), RSS after
-//! 100 and after 1,000 requests, and open fds before/after each level.
+//! PNG), 5% over-limit preview. Beside the N clients, one probe client sends a short `count`
+//! every 20 ms. Prints one markdown table: requests/s of pass-through, p50/p95/p99 latency per
+//! kind and of the `count` probe, the summaries' model-queue wait, `overloaded` answers, the
+//! daemon's peak RSS (VmHWM), RSS after 100 and after 1,000 requests, and open fds before/after
+//! each level.
+//!
+//! Closed loop by default: each client sends its next request when the last one is answered, so
+//! latency is at least N / throughput. With `LOAD_RATE` (requests/s, all clients together) it is
+//! open loop: requests arrive at exponentially distributed intervals (a fixed seed) and the N
+//! clients take them in turn; latency counts from the arrival, so waiting for a free client is
+//! included.
 //!
 //! Bounded: at most `LOAD_REQUESTS` (default 300) requests and `LOAD_SECS` (default 20) seconds
-//! of issuing per level; `LOAD_LEVELS` (e.g. `1,4`) picks the levels. Run with `scripts/load.sh`.
+//! of issuing per level; `LOAD_LEVELS` (e.g. `1,4`) picks the levels; `LOAD_BIN` runs another
+//! `toolsum` binary (to compare builds). Run with `scripts/load.sh`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -112,8 +121,38 @@ fn request(kind: &str, i: usize, inputs: &Inputs, session: &Path) -> Value {
 #[derive(Default)]
 struct Level {
     latencies: std::collections::BTreeMap<&'static str, Vec<f64>>,
+    /// Model-queue wait of each summary request (ms).
+    queue_waits: Vec<f64>,
+    /// Summary requests answered by the model.
+    by_model: usize,
+    /// Latencies of the `count` probe (ms).
+    count_probe: Vec<f64>,
+    /// Outcomes of summary requests: result kind and the reason's first word.
+    outcomes: std::collections::BTreeMap<String, usize>,
+    /// The first few error messages.
+    error_samples: Vec<String>,
     overloaded: usize,
     errors: usize,
+}
+
+/// Next value of a xorshift64 generator.
+fn xorshift(rng: &mut u64) -> u64 {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    *rng
+}
+
+/// The kind of a request, drawn by [`MIX`] weight.
+fn draw_kind(rng: &mut u64) -> &'static str {
+    let mut roll = (xorshift(rng) % 100) as u32;
+    MIX.iter()
+        .find(|(_, w)| {
+            let hit = roll < *w;
+            roll = roll.saturating_sub(*w);
+            hit
+        })
+        .map_or("passthrough", |(k, _)| *k)
 }
 
 fn main() {
@@ -129,14 +168,20 @@ fn main() {
     let socket = tmp.path().join("run/toolsum.sock");
     let session = tmp.path().join("session");
     std::fs::create_dir(&session).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_toolsum"))
+    let bin = std::env::var_os("LOAD_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_toolsum")),
+        PathBuf::from,
+    );
+    let child = Command::new(bin)
         .args(["serve", "--socket"])
         .arg(&socket)
         .arg("--model")
         .arg(model_path())
         .env_remove("TOOLSUM_CONFIG")
-        .env("TOOLSUM_MAX_NEW_TOKENS", "24")
+        .env("TOOLSUM_MAX_NEW_TOKENS", "48")
         .env("TOOLSUM_PREFILL_BUDGET", "384")
+        // N clients, the count probe and a spare: the connection cap is not what is measured.
+        .env("TOOLSUM_MAX_CONNECTIONS", "72")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -183,35 +228,89 @@ fn main() {
         let level = Arc::new(Mutex::new(Level::default()));
         let start = Instant::now();
         let stop_at = start + Duration::from_secs(max_secs);
+        let rate: Option<f64> = std::env::var("LOAD_RATE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&r: &f64| r > 0.0);
+        // Open loop: a dispatcher sends (index, kind, arrival) at Poisson times.
+        type Ticket = (usize, &'static str, Instant);
+        let tickets: Option<Arc<Mutex<std::sync::mpsc::Receiver<Ticket>>>> = rate.map(|rate| {
+            let (tx, rx) = std::sync::mpsc::channel::<Ticket>();
+            std::thread::spawn(move || {
+                let mut rng = 0x2545_f491_4f6c_dd1du64 ^ n as u64;
+                let mut at = Instant::now();
+                for i in 0..max_requests {
+                    let u = (xorshift(&mut rng) >> 11) as f64 / (1u64 << 53) as f64;
+                    at += Duration::from_secs_f64(-(1.0 - u).ln() / rate);
+                    if at >= stop_at {
+                        break;
+                    }
+                    if let Some(d) = at.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(d);
+                    }
+                    let kind = draw_kind(&mut rng);
+                    if tx.send((i, kind, at)).is_err() {
+                        break;
+                    }
+                }
+            });
+            Arc::new(Mutex::new(rx))
+        });
+        let probe_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let probe = {
+            let (socket, inputs, level, stop) = (
+                socket.clone(),
+                inputs.clone(),
+                level.clone(),
+                probe_stop.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut c = Client::connect(&socket).expect("probe connects");
+                while !stop.load(Ordering::SeqCst) {
+                    let t = Instant::now();
+                    let ok = c.count(inputs.small[0].as_bytes()).is_ok();
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    let mut l = level.lock().unwrap();
+                    if ok {
+                        l.count_probe.push(ms);
+                    } else {
+                        l.errors += 1;
+                    }
+                    drop(l);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
         let handles: Vec<_> = (0..n)
             .map(|c| {
                 let (socket, session, inputs) = (socket.clone(), session.clone(), inputs.clone());
-                let (issued, level, total, marks) = (
+                let (issued, level, total, marks, tickets) = (
                     issued.clone(),
                     level.clone(),
                     total.clone(),
                     rss_marks.clone(),
+                    tickets.clone(),
                 );
                 std::thread::spawn(move || {
                     let mut client = None;
                     let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ ((c as u64 + 1) * 0x1234_5678);
                     loop {
-                        let i = issued.fetch_add(1, Ordering::SeqCst);
-                        if i >= max_requests || Instant::now() >= stop_at {
-                            break;
-                        }
-                        rng ^= rng << 13;
-                        rng ^= rng >> 7;
-                        rng ^= rng << 17;
-                        let mut roll = (rng % 100) as u32;
-                        let kind = MIX
-                            .iter()
-                            .find(|(_, w)| {
-                                let hit = roll < *w;
-                                roll = roll.saturating_sub(*w);
-                                hit
-                            })
-                            .map_or("passthrough", |(k, _)| *k);
+                        let (i, kind, arrival) = match &tickets {
+                            Some(rx) => {
+                                let t = rx.lock().unwrap().recv();
+                                match t {
+                                    Ok(t) => t,
+                                    Err(_) => break,
+                                }
+                            }
+                            None => {
+                                let i = issued.fetch_add(1, Ordering::SeqCst);
+                                if i >= max_requests || Instant::now() >= stop_at {
+                                    break;
+                                }
+                                (i, draw_kind(&mut rng), Instant::now())
+                            }
+                        };
                         if client.is_none() {
                             client = Client::connect(&socket).ok();
                             if let Some(cl) = &client {
@@ -222,9 +321,8 @@ fn main() {
                             level.lock().unwrap().errors += 1;
                             continue;
                         };
-                        let t = Instant::now();
                         let res = cl.guard(&request(kind, i, &inputs, &session));
-                        let ms = t.elapsed().as_secs_f64() * 1e3;
+                        let ms = arrival.elapsed().as_secs_f64() * 1e3;
                         let mut l = level.lock().unwrap();
                         match res {
                             Ok(r) => {
@@ -234,6 +332,15 @@ fn main() {
                                 {
                                     l.overloaded += 1;
                                 }
+                                if kind == "summary" {
+                                    l.queue_waits.push(r.timings_ms.queue);
+                                    l.by_model += usize::from(r.model.is_some());
+                                    let why = r.reason.as_deref().unwrap_or("-");
+                                    let why = why.split([':', ' ']).next().unwrap_or("-");
+                                    let kind = serde_json::to_value(r.kind).unwrap_or_default();
+                                    let key = format!("{} {why}", kind.as_str().unwrap_or("?"));
+                                    *l.outcomes.entry(key).or_default() += 1;
+                                }
                                 l.latencies.entry(kind).or_default().push(ms);
                             }
                             Err(e) => {
@@ -241,6 +348,9 @@ fn main() {
                                     l.overloaded += 1;
                                 } else {
                                     l.errors += 1;
+                                    if l.error_samples.len() < 3 {
+                                        l.error_samples.push(format!("{kind}: {e}"));
+                                    }
                                 }
                                 client = None;
                             }
@@ -264,6 +374,8 @@ fn main() {
             h.join().unwrap();
         }
         let wall = start.elapsed().as_secs_f64();
+        probe_stop.store(true, Ordering::SeqCst);
+        probe.join().unwrap();
         // Let the daemon close the level's connections before counting fds.
         let settle = Instant::now();
         let mut fds_after = open_fds(pid);
@@ -275,6 +387,8 @@ fn main() {
         for v in l.latencies.values_mut() {
             v.sort_by(f64::total_cmp);
         }
+        l.count_probe.sort_by(f64::total_cmp);
+        l.queue_waits.sort_by(f64::total_cmp);
         let done: usize = l.latencies.values().map(Vec::len).sum();
         let pass = l.latencies.get("passthrough").map_or(0, Vec::len);
         let mut row = format!("| {n} | {done} | {wall:.1} | {:.0} |", pass as f64 / wall);
@@ -288,6 +402,19 @@ fn main() {
                 v.len()
             );
         }
+        let (c, q) = (&l.count_probe, &l.queue_waits);
+        row += &format!(
+            " {} / {} / {} ({}) | {} / {} / {} | {} of {} |",
+            pct(c, 50.0),
+            pct(c, 95.0),
+            pct(c, 99.0),
+            c.len(),
+            pct(q, 50.0),
+            pct(q, 95.0),
+            pct(q, 100.0),
+            l.by_model,
+            q.len()
+        );
         row += &format!(
             " {} | {} | {} | {fds_before} → {fds_after} |",
             l.overloaded,
@@ -295,16 +422,25 @@ fn main() {
             mb(proc_status_bytes(pid, "VmHWM:"))
         );
         eprintln!("{row}");
+        eprintln!(
+            "  summary outcomes {:?}; errors {:?}",
+            l.outcomes, l.error_samples
+        );
         rows.push(row);
     }
     let total = total.load(Ordering::SeqCst);
     let marks = *rss_marks.lock().unwrap();
     let show = |m: Option<u64>| m.map_or("n/a".into(), mb);
     println!();
-    println!("Daemon load, tiny model, Unix socket; latencies in ms as p50 / p95 / p99 (count).");
+    let mode = std::env::var("LOAD_RATE").map_or("closed loop".to_string(), |r| {
+        format!("open loop at {r} requests/s")
+    });
+    println!(
+        "Daemon load, tiny model, Unix socket, {mode}; latencies in ms as p50 / p95 / p99 (count)."
+    );
     println!();
-    println!("| N | requests | wall s | pass-through req/s | pass-through | summary | binary | preview | overloaded | errors | peak RSS MB (VmHWM) | open fds before → after |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| N | requests | wall s | pass-through req/s | pass-through | summary | binary | preview | count probe | summary queue wait p50 / p95 / max | summaries by the model | overloaded | errors | peak RSS MB (VmHWM) | open fds before → after |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");
     }

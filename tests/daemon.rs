@@ -1,7 +1,8 @@
 //! The daemon, protocol v1 and the client.
 //!
-//! Tier 2 (no weights): the server's queue shape with a fake slow narrator, driven through the
-//! library and the real client. Tier 3: the real binary with the tiny model, one daemon for the
+//! Tier 2 (no weights): the server's queue shape with a fake slow narrator and a counter that is
+//! slow on a marked text, driven through the library and the real client: short requests wait
+//! neither for the model nor for the long lane. Tier 3: the real binary with the tiny model, one daemon for the
 //! whole group (loading costs seconds), plus the client's fallback and auto-spawn.
 
 use std::io::{BufRead, BufReader, Write};
@@ -25,10 +26,22 @@ use crate::util;
 
 // ---------------------------------------------------------------- tier 2: fake narrator
 
-/// Counts whitespace-separated words: deterministic, no weights.
+/// Marks a text whose count is slow: [`WordCounter`] takes [`SLOW_COUNT`] over it.
+const SLOW_MARK: &str = "SLOW-COUNT";
+/// How long counting a text with [`SLOW_MARK`] takes.
+const SLOW_COUNT: Duration = Duration::from_secs(4);
+/// Set while a slow count runs.
+static SLOW_COUNT_RUNNING: AtomicBool = AtomicBool::new(false);
+
+/// Counts whitespace-separated words: deterministic, no weights; slow on [`SLOW_MARK`].
 struct WordCounter;
 impl TokenCounter for WordCounter {
     fn count(&self, text: &str) -> usize {
+        if text.starts_with(SLOW_MARK) {
+            SLOW_COUNT_RUNNING.store(true, Ordering::SeqCst);
+            std::thread::sleep(SLOW_COUNT);
+            SLOW_COUNT_RUNNING.store(false, Ordering::SeqCst);
+        }
         text.split_whitespace().count()
     }
 }
@@ -107,7 +120,10 @@ fn queue_shape_cheap_requests_never_wait_for_the_model() {
     })
     .unwrap();
     let cfg = Config::resolve(ConfigLayer::default(), &|_| None);
-    let server = Server::new(ServerSettings::from_config(&cfg), worker, counter);
+    let mut settings = ServerSettings::from_config(&cfg);
+    // One long-lane thread, which a slow count below occupies.
+    settings.long_threads = 1;
+    let server = Server::new(settings, worker, counter).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let srv = server.clone();
@@ -197,9 +213,35 @@ fn queue_shape_cheap_requests_never_wait_for_the_model() {
     assert_eq!(st["model"], json!("slow-fake"));
     assert!(st["requests"]["passthrough"].as_u64().unwrap() >= 1, "{st}");
 
+    // A long count (over the short lane's 256 KiB) holds the only long-lane thread.
+    let s4 = socket.clone();
+    let slow = std::thread::spawn(move || {
+        let text = format!("{SLOW_MARK} {}", "x ".repeat(150_000));
+        Client::connect(&s4)
+            .unwrap()
+            .count(text.as_bytes())
+            .unwrap()
+    });
+    wait_for("a slow long count", Duration::from_secs(10), || {
+        SLOW_COUNT_RUNNING.load(Ordering::SeqCst)
+    });
+
+    // Short work does not queue behind it (nor does `status`).
+    let t = Instant::now();
+    assert_eq!(c.count(b"two words").unwrap()["tokens"], json!(2));
+    let r = c.guard(&guard_req(&session, "short output\n", 50)).unwrap();
+    assert_eq!(serde_json::to_value(r.kind).unwrap(), json!("passthrough"));
+    status.status().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(
+        SLOW_COUNT_RUNNING.load(Ordering::SeqCst),
+        "the long lane was busy throughout"
+    );
+    assert_eq!(slow.join().unwrap()["tokens"], json!(150_001));
+
     stop_tx.send(()).unwrap();
     rt.block_on(serving).unwrap();
-    server.worker().shutdown();
+    server.shutdown();
 }
 
 // ---------------------------------------------------------------- tier 3: real binary + tiny model

@@ -4,8 +4,9 @@
 //! Daemon starts are few (each model load takes seconds): one daemon is SIGKILLed in the middle
 //! of a burst, a second one restarts on the same (stale) socket and then takes every other fault
 //! in turn: a read-only and an unsafe session dir, a session dir deleted before and during a
-//! request, a client that stalls half-way through a line, and 10,000 connections opened and
-//! dropped. A separate test starts `serve` with a missing, a garbage and a truncated model.
+//! request, a client that stalls half-way through a line, a client of another uid, and 10,000
+//! connections opened and dropped. A separate test starts `serve` with a missing, a garbage and
+//! a truncated model.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -195,7 +196,99 @@ fn kill9_mid_burst_then_restart_and_faults() {
     unsafe_and_read_only_session_dirs(&socket, tmp.path(), &inputs[0]);
     session_dir_deleted(&socket, tmp.path(), &inputs);
     stalled_half_line(&socket);
+    other_uid_peer(&socket, tmp.path());
     many_connections(&socket, d.pid());
+}
+
+/// The uid a client of another user runs as (`nobody`).
+const OTHER_UID: u32 = 65_534;
+
+/// Runs `toolsum status --socket <socket>` as [`OTHER_UID`] from a copy of the binary in
+/// `public/bin` (`public`: a directory any user can enter), with `public` as its home.
+fn status_as_other_uid(public: &Path, socket: &Path) -> Output {
+    use std::os::unix::process::CommandExt;
+    Command::new(public.join("bin/toolsum"))
+        .args(["status", "--socket"])
+        .arg(socket)
+        .env_clear()
+        .env("HOME", public)
+        .env("XDG_CONFIG_HOME", public)
+        .env("LANG", "C")
+        .uid(OTHER_UID)
+        .gid(OTHER_UID)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A client of another user. The socket's directory is 0700 and the socket 0600, both the
+/// daemon's: the other user's `connect` fails with EACCES. With the modes opened on purpose, it
+/// connects, and the daemon refuses it by its peer credentials (`forbidden`, counted in
+/// `status`). Needs root to start a process as another uid; otherwise it says why and returns.
+fn other_uid_peer(socket: &Path, tmp: &Path) {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+    let run_dir = socket.parent().unwrap();
+    let (dm, sm) = (
+        std::fs::symlink_metadata(run_dir).unwrap(),
+        std::fs::symlink_metadata(socket).unwrap(),
+    );
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    assert!(dm.is_dir() && sm.file_type().is_socket());
+    assert_eq!(dm.mode() & 0o7777, 0o700, "socket dir mode");
+    assert_eq!(sm.mode() & 0o7777, 0o600, "socket mode");
+    assert_eq!((dm.uid(), sm.uid()), (me, me), "owners");
+    if me != 0 {
+        eprintln!(
+            "skipping the other-uid client: it needs root to run as uid {OTHER_UID} (uid {me})"
+        );
+        return;
+    }
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, PermissionsExt::from_mode(m)).unwrap();
+    // The build directory may be under a private home: a copy any user can run.
+    let public = tempfile::tempdir().unwrap();
+    mode(public.path(), 0o755);
+    let bin = public.path().join("bin/toolsum");
+    std::fs::create_dir(bin.parent().unwrap()).unwrap();
+    mode(bin.parent().unwrap(), 0o755);
+    std::fs::copy(util::bin(), &bin).unwrap();
+    mode(&bin, 0o755);
+
+    let out = status_as_other_uid(public.path(), socket);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "another uid got a status: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(err.contains("Permission denied"), "{err}");
+    let refused = |st: &Value| st["errors"]["forbidden"].as_u64().unwrap_or(0);
+    let before = refused(&status(socket).unwrap());
+    assert_eq!(before, 0, "the daemon saw no connection of the other uid");
+
+    // Open the path on purpose: the daemon itself must refuse the peer.
+    let tmp_mode = std::fs::metadata(tmp).unwrap().mode() & 0o7777;
+    mode(tmp, 0o711);
+    mode(run_dir, 0o711);
+    mode(socket, 0o666);
+    let out = status_as_other_uid(public.path(), socket);
+    mode(socket, 0o600);
+    mode(run_dir, 0o700);
+    mode(tmp, tmp_mode);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "another uid got a status: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        err.contains("forbidden") && err.contains(&format!("peer uid {OTHER_UID}")),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("\"pid\""));
+    let st = status(socket).unwrap();
+    assert_eq!(refused(&st), 1, "{st}");
 }
 
 /// `long_responses` a regular file: `unsafe_save_dir`. A session dir where nothing can be created

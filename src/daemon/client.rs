@@ -81,16 +81,32 @@ impl Client {
     /// Sends one request object and reads its answer; an `ok: false` answer becomes
     /// [`ClientError::Remote`].
     ///
+    /// A daemon that refuses a connection (another uid, the connection cap) answers one error
+    /// line and closes without reading: when sending fails because of that (`EPIPE`,
+    /// `ECONNRESET`), that answer is still read and returned.
+    ///
     /// # Errors
     /// [`ClientError`].
     pub fn call(&mut self, req: &Value) -> Result<Value, ClientError> {
+        use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
         let mut line =
             serde_json::to_vec(req).map_err(|e| ClientError::BadResponse(e.to_string()))?;
         line.push(b'\n');
-        self.writer.write_all(&line)?;
-        self.writer.flush()?;
+        let sent = self
+            .writer
+            .write_all(&line)
+            .and_then(|()| self.writer.flush());
         let mut resp = String::new();
-        if self.reader.read_line(&mut resp)? == 0 {
+        match sent {
+            Ok(()) => {}
+            Err(e) if matches!(e.kind(), BrokenPipe | ConnectionReset) => {
+                if !matches!(self.reader.read_line(&mut resp), Ok(n) if n > 0) {
+                    return Err(e.into());
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+        if resp.is_empty() && self.reader.read_line(&mut resp)? == 0 {
             return Err(ClientError::Io(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
                 "the daemon closed the connection",
@@ -361,4 +377,37 @@ pub fn shutdown_cli(config: &Config) -> anyhow::Result<Value> {
         anyhow::Error::new(e).context(format!("no daemon on {}", config.socket.display()))
     })?;
     Ok(c.shutdown()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_sent_before_the_request_is_still_read() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("s.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let daemon = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.write_all(
+                b"{\"ok\":false,\"error\":{\"kind\":\"forbidden\",\"message\":\"peer uid 1\"}}\n",
+            )
+            .unwrap();
+        });
+        let mut c = Client::connect(&path).unwrap();
+        // The daemon has answered and closed before the request is sent: sending fails (EPIPE).
+        daemon.join().unwrap();
+        let e = c.writer.write_all(b"\n").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+        match c.status() {
+            Err(ClientError::Remote { kind, message }) => {
+                assert_eq!(
+                    (kind.as_str(), message.as_str()),
+                    ("forbidden", "peer uid 1")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod lanes;
 pub mod protocol;
 pub mod server;
 pub mod worker;
@@ -203,6 +204,8 @@ pub async fn shutdown_signal() {
 fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + Send + 'static {
     let (model, threads, device) = (config.model.clone(), config.threads, config.device.clone());
     move || {
+        // Before the engine builds the compute pool itself, at normal priority.
+        lanes::init_background_compute(threads);
         let path = crate::models::resolve(model.as_deref())?;
         let opts = crate::engine::EngineOptions {
             model_path: path,
@@ -222,15 +225,11 @@ fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + S
     }
 }
 
-/// Runs the daemon in the foreground until SIGTERM/SIGINT or a `shutdown` request (or, with
-/// `detach`, starts it in the background and returns once it answers).
-///
-/// # Errors
-/// [`SocketError::AlreadyRunning`] when a daemon serves on the socket, an unsafe socket dir, a
-/// Threads for blocking work (reading content files, `prepare`: binary scan, count, save).
-/// Bounded so a burst of 64 clients cannot start 64 threads, each of which would also get its
-/// own malloc arena (measured: daemon RSS 411 MB after 100 requests, 1,094 MB after 1,000 with
-/// tokio's default of 512). Requests beyond it wait in tokio's queue; the model is never among them.
+/// Threads of tokio's blocking pool, the short lane ([`lanes`]): reading content files, a
+/// pass-through proven by its length, a short `count`. Bounded so a burst of 64 clients cannot
+/// start 64 threads, each of which would also get its own malloc arena (measured: daemon RSS
+/// 411 MB after 100 requests, 1,094 MB after 1,000 with tokio's default of 512). Long work and
+/// the model never take these threads.
 pub const MAX_BLOCKING_THREADS: usize = 8;
 
 /// glibc's malloc gives each thread that allocates its own arena (up to 8 x cores), and keeps
@@ -245,6 +244,11 @@ fn limit_malloc_arenas() {
     }
 }
 
+/// Runs the daemon in the foreground until SIGTERM/SIGINT or a `shutdown` request (or, with
+/// `detach`, starts it in the background and returns once it answers).
+///
+/// # Errors
+/// [`SocketError::AlreadyRunning`] when a daemon serves on the socket, an unsafe socket dir, a
 /// model that does not load, or a bind failure.
 pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     limit_malloc_arenas();
@@ -279,9 +283,10 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         .thread_name("toolsum-io")
         .build()
         .context("starting the tokio runtime")?;
-    let server = server::Server::new(settings, worker, counter);
+    let server =
+        server::Server::new(settings, worker, counter).context("starting the long lane")?;
     let res = rt.block_on(serve_on(&socket, server.clone(), shutdown_signal()));
-    server.worker().shutdown();
+    server.shutdown();
     let _ = std::fs::remove_file(&socket);
     rt.shutdown_timeout(Duration::from_secs(1));
     res

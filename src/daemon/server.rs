@@ -3,8 +3,10 @@
 //!
 //! Per connection, a reader task frames lines ([`read_frame`]) into a small bounded channel and
 //! the handler answers them in order. `count`, `status` and everything [`prepare`] answers
-//! (pass-through, binary, preview) run on tokio's blocking pool and never wait for the model;
-//! only a [`Prepared::NeedsModel`] job goes to the [`ModelWorker`] queue. When the reader sees
+//! (pass-through, binary, preview) never wait for the model; only a [`Prepared::NeedsModel`] job
+//! goes to the [`ModelWorker`] queue. CPU work goes to one of two lanes ([`super::lanes`]): short
+//! work (a pass-through proven by its length, a short `count`) to tokio's blocking pool, long
+//! work to the [`LongLane`] at lower priority, so it never holds a slot a short request needs. When the reader sees
 //! the peer hang up, the job in flight is cancelled (TGI's "closed reply channel means cancel").
 //!
 //! Shutdown (mini-redis `server.rs`): `run` stops accepting, tells handlers to take no new
@@ -24,6 +26,7 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 
+use super::lanes::{count_is_short, guard_is_short, LongLane};
 use super::protocol::{
     check_peer, error_response, ok_response, parse_request, read_content_path, read_frame, Content,
     Frame, GuardCall, ProtocolError, Request,
@@ -61,6 +64,8 @@ pub struct ServerSettings {
     pub max_request_bytes: usize,
     /// Time in-flight work gets after shutdown starts.
     pub grace: Duration,
+    /// Threads of the long lane (default: the model's compute threads, else the cores).
+    pub long_threads: usize,
 }
 
 impl ServerSettings {
@@ -74,6 +79,10 @@ impl ServerSettings {
             idle_timeout: Duration::from_millis(c.idle_timeout_ms),
             max_request_bytes: c.max_request_bytes,
             grace: Duration::from_millis(c.grace_ms),
+            long_threads: c
+                .threads
+                .filter(|&n| n > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         }
     }
 }
@@ -118,6 +127,7 @@ pub struct Server {
     settings: ServerSettings,
     worker: ModelWorker,
     counter: Arc<dyn TokenCounter>,
+    long: LongLane,
     started: Instant,
     own_uid: u32,
     stats: Mutex<Stats>,
@@ -130,16 +140,22 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server around a started [`ModelWorker`] and the model's token counter.
+    /// A server around a started [`ModelWorker`] and the model's token counter; starts the
+    /// long lane's threads.
+    ///
+    /// # Errors
+    /// The OS refuses a thread of the long lane.
     pub fn new(
         settings: ServerSettings,
         worker: ModelWorker,
         counter: Arc<dyn TokenCounter>,
-    ) -> Arc<Self> {
-        Arc::new(Self {
+    ) -> std::io::Result<Arc<Self>> {
+        let long = LongLane::new(settings.long_threads)?;
+        Ok(Arc::new(Self {
             settings,
             worker,
             counter,
+            long,
             started: Instant::now(),
             // SAFETY: geteuid has no preconditions and cannot fail.
             own_uid: unsafe { libc::geteuid() },
@@ -148,12 +164,35 @@ impl Server {
             inflight: Mutex::new(HashMap::new()),
             next_job: AtomicU64::new(0),
             connections: AtomicUsize::new(0),
-        })
+        }))
     }
 
     /// The model worker (to shut it down after [`run`]).
     pub fn worker(&self) -> &ModelWorker {
         &self.worker
+    }
+
+    /// Stops the model worker and the long lane after [`run`] (queued work finishes first).
+    pub fn shutdown(&self) {
+        self.worker.shutdown();
+        self.long.shutdown();
+    }
+
+    /// Runs CPU work on the lane its size calls for: tokio's blocking pool when `short`, the
+    /// long lane otherwise. `what` names the work in the error.
+    async fn run_cpu<T, F>(&self, short: bool, what: &str, f: F) -> Result<T, ProtocolError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let r = if short {
+            tokio::task::spawn_blocking(f)
+                .await
+                .map_err(|e| e.to_string())
+        } else {
+            self.long.run(f).await.map_err(|e| e.to_string())
+        };
+        r.map_err(|e| ProtocolError::Internal(format!("{what}: {e}")))
     }
 
     /// The `status` op's body.
@@ -441,16 +480,17 @@ async fn load_content(
 async fn count(server: &Arc<Server>, content: Content, peer: Peer) -> Result<Value, ProtocolError> {
     let bytes = load_content(server, content, peer).await?;
     let counter = server.counter.clone();
-    tokio::task::spawn_blocking(move || {
-        let text = String::from_utf8_lossy(&bytes);
-        json!({
-            "tokens": counter.count(&text),
-            "bytes": bytes.len(),
-            "chars": text.chars().count(),
+    let short = count_is_short(bytes.len());
+    server
+        .run_cpu(short, "count task", move || {
+            let text = String::from_utf8_lossy(&bytes);
+            json!({
+                "tokens": counter.count(&text),
+                "bytes": bytes.len(),
+                "chars": text.chars().count(),
+            })
         })
-    })
-    .await
-    .map_err(|e| ProtocolError::Internal(format!("count task: {e}")))
+        .await
 }
 
 /// Runs one guard request; `None` when the client hung up while its job was queued or running.
@@ -486,9 +526,14 @@ async fn guard(
         deadline: Some(deadline),
     };
     let counter = server.counter.clone();
-    let prepared = tokio::task::spawn_blocking(move || prepare(req, Some(counter.as_ref()))).await;
+    let short = guard_is_short(req.content.len(), req.limits.token_limit);
+    let prepared = server
+        .run_cpu(short, "prepare task", move || {
+            prepare(req, Some(counter.as_ref()))
+        })
+        .await;
     let resp: GuardResponse = match prepared {
-        Err(e) => return Some(Err(ProtocolError::Internal(format!("prepare task: {e}")))),
+        Err(e) => return Some(Err(e)),
         Ok(Err(g)) => return Some(Err(ProtocolError::Guard(g))),
         Ok(Ok(Prepared::Done(r))) => r,
         Ok(Ok(Prepared::NeedsModel(job))) => {
@@ -505,17 +550,12 @@ async fn guard(
                     let cap = server.worker.capacity();
                     let reason = format!("overloaded: the model queue is full ({cap} jobs)");
                     let counter = server.counter.clone();
-                    match tokio::task::spawn_blocking(move || {
+                    let fallback = server.run_cpu(false, "fallback task", move || {
                         job.job.fallback(Some(counter.as_ref()), &reason)
-                    })
-                    .await
-                    {
+                    });
+                    match fallback.await {
                         Ok(r) => r,
-                        Err(e) => {
-                            return Some(Err(ProtocolError::Internal(format!(
-                                "fallback task: {e}"
-                            ))))
-                        }
+                        Err(e) => return Some(Err(e)),
                     }
                 }
                 Ok(()) => {

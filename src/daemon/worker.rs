@@ -4,7 +4,8 @@
 //! Each job carries its own reply sender and cancel flag (TGI's llamacpp backend and mistral.rs
 //! use the same shape). A full queue is reported at once ([`ModelWorker::try_submit`] hands the
 //! job back) instead of queueing silently. A job whose client went away is skipped; one whose
-//! deadline passed while queued gets the preview fallback.
+//! deadline passed while queued gets the preview fallback. The thread runs at
+//! [`super::lanes::BACKGROUND_NICE`].
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -109,6 +110,8 @@ impl ModelWorker {
         let thread = std::thread::Builder::new()
             .name("toolsum-model".into())
             .spawn(move || {
+                // Long work: a short request on another thread gets the CPU first.
+                super::lanes::lower_thread_priority(super::lanes::BACKGROUND_NICE);
                 let loaded = match loader() {
                     Ok(l) => l,
                     Err(e) => {
