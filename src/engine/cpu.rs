@@ -6,8 +6,9 @@
 //! layer is five parallel passes (q/k/v together, attention, output projection, gate/up
 //! together, down); norms, RoPE and residuals are plain loops on the calling thread.
 //!
-//! KV layout per layer (f32): keys transposed, `kt[g][d][p]` (`[n_head_kv, head_dim, ctx]`),
-//! values `v[g][p][d]` (`[n_head_kv, ctx, head_dim]`). Both attention products are then
+//! KV layout per layer (IEEE f16, as llama.cpp keeps its KV cache by default: half the memory
+//! and half the bytes read per decoded token of f32): keys transposed, `kt[g][d][p]`
+//! (`[n_head_kv, head_dim, ctx]`), values `v[g][p][d]` (`[n_head_kv, ctx, head_dim]`). Both attention products are then
 //! `axpy` loops over contiguous memory: scores `s[p] += q[d] * kt[g][d][p]` run along
 //! positions, and the output `o[d] += s[p] * v[g][p][d]` along the head dimension; no
 //! horizontal reductions, and SIMD comes from the compiler inside `target_feature` functions.
@@ -17,6 +18,7 @@
 //! `g * n_rep .. (g + 1) * n_rep` sharing KV head `g`, softmax in f32, SwiGLU feed-forward
 //! (Shazeer 2020).
 
+use half::f16;
 use rayon::prelude::*;
 
 use super::kernels::{matmul_many, Isa, QLinear};
@@ -56,20 +58,20 @@ pub(crate) struct CpuModel {
     pub simd: bool,
 }
 
-/// One layer's KV cache for the CPU path (layout in the module docs); zero-initialised with
-/// `vec![0.0; ..]`, so pages are committed only as positions are written.
+/// One layer's KV cache for the CPU path (layout in the module docs; f16 bits); zero-initialised
+/// with `vec![0; ..]`, so pages are committed only as positions are written.
 #[derive(Debug, Clone)]
 pub(crate) struct RawLayer {
-    pub kt: Vec<f32>,
-    pub v: Vec<f32>,
+    pub kt: Vec<u16>,
+    pub v: Vec<u16>,
 }
 
 impl RawLayer {
     pub fn new(cfg: &ModelConfig, ctx: usize) -> Self {
         let n = cfg.n_head_kv * cfg.head_dim * ctx;
         RawLayer {
-            kt: vec![0.0; n],
-            v: vec![0.0; n],
+            kt: vec![0; n],
+            v: vec![0; n],
         }
     }
 
@@ -193,13 +195,34 @@ impl CpuModel {
         let scale = 1.0 / (hd as f32).sqrt();
         let rows_per = QUERIES.div_ceil(n_rep).max(1);
         let blocks = t.div_ceil(rows_per);
-        let yp = SendPtr(y.as_mut_ptr());
+        let threads = rayon::current_num_threads().max(1);
+        let n_all = pos + t;
+        // Few tasks (decode: one per KV head) would leave threads idle: then each task also
+        // takes a range of positions, and the ranges' partial softmaxes are merged below
+        // (the split-K form of attention; Dao et al. 2023, "Flash-Decoding").
+        let base_tasks = cfg.n_head_kv * blocks;
+        let splits = if base_tasks >= 2 * threads {
+            1
+        } else {
+            (2 * threads)
+                .div_ceil(base_tasks)
+                .min(n_all / MIN_SPLIT)
+                .max(1)
+        };
+        let span = n_all.div_ceil(splits);
+        let w = hd + 2;
+        let mut parts = vec![0f32; splits * t * cfg.n_head * w];
+        let pp = SendPtr(parts.as_mut_ptr());
         let ctx = self.ctx;
         let simd = self.simd;
+        let n_head = cfg.n_head;
         let task = |idx: usize| {
-            let (g, b) = (idx / blocks, idx % blocks);
+            let (g, rest) = (idx / (blocks * splits), idx % (blocks * splits));
+            let (b, c) = (rest / splits, rest % splits);
             let r0 = b * rows_per;
             let rows = rows_per.min(t - r0);
+            let c0 = c * span;
+            let c1 = (c0 + span).min(pos + r0 + rows);
             let job = AttnJob {
                 q,
                 q_stride: nq,
@@ -213,22 +236,54 @@ impl CpuModel {
                 pos,
                 r0,
                 rows,
+                c0,
+                c1: c1.max(c0),
             };
-            // SAFETY: the task writes rows r0..r0+rows of heads head0..head0+n_rep only:
-            // disjoint `hd`-wide slices of `y`, which outlives the parallel loop.
+            // SAFETY: the task writes split c's partials for rows r0..r0+rows of heads
+            // head0..head0+n_rep only: disjoint `hd + 2`-wide slices of `parts`, which
+            // outlives the parallel loop.
             let out = |row: usize, head: usize| unsafe {
-                std::slice::from_raw_parts_mut(yp.get().add(row * nq + head * hd), hd)
+                std::slice::from_raw_parts_mut(pp.get().add(((c * t + row) * n_head + head) * w), w)
             };
             job.run(simd, out);
         };
-        let n_tasks = cfg.n_head_kv * blocks;
-        if rayon::current_num_threads() <= 1 || n_tasks == 1 {
+        let n_tasks = base_tasks * splits;
+        if threads <= 1 || n_tasks == 1 {
             (0..n_tasks).for_each(task);
         } else {
             (0..n_tasks).into_par_iter().for_each(task);
         }
+        // Merge: y = sum_c e^(m_c - m) o_c / sum_c e^(m_c - m) l_c.
+        for row in 0..t {
+            for head in 0..n_head {
+                let part = |c: usize| {
+                    let o = ((c * t + row) * n_head + head) * w;
+                    &parts[o..o + w]
+                };
+                let m = (0..splits).fold(f32::NEG_INFINITY, |m, c| m.max(part(c)[hd]));
+                let yo = &mut y[row * nq + head * hd..row * nq + (head + 1) * hd];
+                yo.fill(0.0);
+                let mut l = 0f32;
+                for c in 0..splits {
+                    let pc = part(c);
+                    if pc[hd + 1] == 0.0 {
+                        continue;
+                    }
+                    let f = (pc[hd] - m).exp();
+                    l += f * pc[hd + 1];
+                    axpy(yo, f, &pc[..hd]);
+                }
+                let inv = 1.0 / l;
+                for v in yo.iter_mut() {
+                    *v *= inv;
+                }
+            }
+        }
     }
 }
+
+/// Fewest positions per split of one attention task (see `CpuModel::attention`).
+const MIN_SPLIT: usize = 256;
 
 /// Queries per attention task (rows x query heads of one KV head), about: each pass over a
 /// key serves this many dot products.
@@ -262,16 +317,20 @@ struct AttnJob<'a> {
     q_stride: usize,
     head0: usize,
     n_rep: usize,
-    /// This KV head's transposed keys `[head_dim, ctx]`.
-    kt: &'a [f32],
-    /// This KV head's values `[ctx, head_dim]`.
-    v: &'a [f32],
+    /// This KV head's transposed keys `[head_dim, ctx]` (f16 bits).
+    kt: &'a [u16],
+    /// This KV head's values `[ctx, head_dim]` (f16 bits).
+    v: &'a [u16],
     ctx: usize,
     hd: usize,
     scale: f32,
     pos: usize,
     r0: usize,
     rows: usize,
+    /// Positions `c0..c1` of the cache this task covers (a split of the visible range).
+    c0: usize,
+    /// See `c0`.
+    c1: usize,
 }
 
 impl AttnJob<'_> {
@@ -289,7 +348,7 @@ impl AttnJob<'_> {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn run_avx2<'o>(
         &self,
         s: &mut Vec<f32>,
@@ -309,11 +368,16 @@ impl AttnJob<'_> {
     ) {
         let (hd, ctx) = (self.hd, self.ctx);
         let nqry = self.rows * self.n_rep;
-        // Query `qi` is row r0 + qi / n_rep, head head0 + qi % n_rep; it sees n(qi) keys.
-        let seen = |qi: usize| self.pos + self.r0 + qi / self.n_rep + 1;
-        let n_max = self.pos + self.r0 + self.rows;
+        let (c0, n) = (self.c0, self.c1 - self.c0);
+        // Query `qi` is row r0 + qi / n_rep, head head0 + qi % n_rep; of this task's `n`
+        // positions it sees the first `seen(qi)`.
+        let seen = |qi: usize| {
+            (self.pos + self.r0 + qi / self.n_rep + 1)
+                .saturating_sub(c0)
+                .min(n)
+        };
         s.clear();
-        s.resize(nqry * n_max, 0.0);
+        s.resize(nqry * n, 0.0);
         o.clear();
         o.resize(nqry * hd, 0.0);
         // Scaled queries, `[nqry, hd]`.
@@ -326,57 +390,69 @@ impl AttnJob<'_> {
             }
         }
         let simd = simd && hd.is_multiple_of(16);
-        // Scores `s[qi, p] = q_qi . k_p` for p < n_max, in blocks of at most QB queries.
+        let kt = &self.kt[c0..];
+        let v = &self.v[c0 * hd..];
+        // Scores `s[qi, p] = q_qi . k_(c0 + p)` for p < n, in blocks of at most QB queries.
         let mut q0 = 0;
-        while q0 < nqry {
+        while q0 < nqry && n > 0 {
             let qb = QB.min(nqry - q0);
-            let (qp, sp) = (&qs[q0 * hd..(q0 + qb) * hd], &mut s[q0 * n_max..]);
+            let (qp, sp) = (&qs[q0 * hd..(q0 + qb) * hd], &mut s[q0 * n..]);
             if simd {
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: AVX2+FMA detected (`simd`); `kt` holds hd rows of ctx >= n_max;
-                // `qp` holds qb rows of hd; `sp` holds qb rows of n_max.
+                // SAFETY: AVX2+FMA detected (`simd`); `kt` holds hd rows of stride ctx with
+                // c0 + n <= ctx; `qp` holds qb rows of hd; `sp` holds qb rows of n.
                 unsafe {
-                    scores_x86(self.kt, ctx, hd, qp, qb, n_max, sp, n_max)
+                    scores_x86(kt, ctx, hd, qp, qb, n, sp, n)
                 };
             } else {
-                scores_generic(self.kt, ctx, hd, qp, qb, n_max, sp, n_max);
+                scores_generic(kt, ctx, hd, qp, qb, n, sp, n);
             }
             q0 += qb;
         }
-        for qi in 0..nqry {
-            let row = &mut s[qi * n_max..(qi + 1) * n_max];
+        // Unnormalized weights e^(s - m) over the visible positions; (m, l) per query.
+        let mut ml = vec![(f32::NEG_INFINITY, 0f32); nqry];
+        for (qi, stat) in ml.iter_mut().enumerate() {
+            let row = &mut s[qi * n..(qi + 1) * n];
             let (vis, hidden) = row.split_at_mut(seen(qi));
-            #[cfg(target_arch = "x86_64")]
-            if simd {
-                // SAFETY: AVX2+FMA detected (`simd`).
-                unsafe { softmax_x86(vis) };
-            } else {
-                softmax(vis);
+            if !vis.is_empty() {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    *stat = if simd {
+                        // SAFETY: AVX2+FMA detected (`simd`).
+                        unsafe { exp_rows_x86(vis) }
+                    } else {
+                        exp_rows(vis)
+                    };
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                {
+                    *stat = exp_rows(vis);
+                }
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            softmax(vis);
             hidden.fill(0.0);
         }
-        // Outputs `o[qi] = sum_p s[qi, p] v_p` (masked positions have weight 0).
+        // Outputs `o[qi] = sum_p w[qi, p] v_p` (masked positions have weight 0).
         let mut q0 = 0;
-        while q0 < nqry {
+        while q0 < nqry && n > 0 {
             let qb = QB.min(nqry - q0);
-            let (sp, op) = (&s[q0 * n_max..(q0 + qb) * n_max], &mut o[q0 * hd..]);
+            let (sp, op) = (&s[q0 * n..(q0 + qb) * n], &mut o[q0 * hd..]);
             if simd {
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: AVX2+FMA detected; `v` holds n_max rows of hd (hd % 16 == 0);
-                // `sp` qb rows of n_max; `op` qb rows of hd.
+                // SAFETY: AVX2+FMA detected; `v` holds n rows of hd (hd % 16 == 0);
+                // `sp` qb rows of n; `op` qb rows of hd.
                 unsafe {
-                    weighted_x86(self.v, hd, sp, qb, n_max, op)
+                    weighted_x86(v, hd, sp, qb, n, op)
                 };
             } else {
-                weighted_generic(self.v, hd, sp, qb, n_max, op);
+                weighted_generic(v, hd, sp, qb, n, op);
             }
             q0 += qb;
         }
-        for qi in 0..nqry {
-            out(self.r0 + qi / self.n_rep, self.head0 + qi % self.n_rep)
-                .copy_from_slice(&o[qi * hd..(qi + 1) * hd]);
+        for (qi, &(m, l)) in ml.iter().enumerate() {
+            let dst = out(self.r0 + qi / self.n_rep, self.head0 + qi % self.n_rep);
+            dst[..hd].copy_from_slice(&o[qi * hd..(qi + 1) * hd]);
+            dst[hd] = m;
+            dst[hd + 1] = l;
         }
     }
 }
@@ -388,7 +464,7 @@ const QB: usize = 6;
 /// `s[qi * ld + p] = sum_d q[qi * hd + d] * kt[d * ctx + p]` for `qi < nq`, `p < n`.
 #[allow(clippy::too_many_arguments)]
 fn scores_generic(
-    kt: &[f32],
+    kt: &[u16],
     ctx: usize,
     hd: usize,
     q: &[f32],
@@ -406,7 +482,7 @@ fn scores_generic(
         for dd in 0..hd {
             let kr = &kt[dd * ctx + p0..dd * ctx + p0 + pl];
             for qi in 0..nq {
-                axpy(&mut s[qi * ld + p0..qi * ld + p0 + pl], q[qi * hd + dd], kr);
+                axpy_h(&mut s[qi * ld + p0..qi * ld + p0 + pl], q[qi * hd + dd], kr);
             }
         }
         p0 += pl;
@@ -414,12 +490,12 @@ fn scores_generic(
 }
 
 /// `o[qi * hd + d] = sum_p w[qi * n + p] * v[p * hd + d]` for `qi < nq`.
-fn weighted_generic(v: &[f32], hd: usize, w: &[f32], nq: usize, n: usize, o: &mut [f32]) {
+fn weighted_generic(v: &[u16], hd: usize, w: &[f32], nq: usize, n: usize, o: &mut [f32]) {
     o[..nq * hd].fill(0.0);
     for p in 0..n {
         let vr = &v[p * hd..(p + 1) * hd];
         for qi in 0..nq {
-            axpy(&mut o[qi * hd..(qi + 1) * hd], w[qi * n + p], vr);
+            axpy_h(&mut o[qi * hd..(qi + 1) * hd], w[qi * n + p], vr);
         }
     }
 }
@@ -430,9 +506,9 @@ fn weighted_generic(v: &[f32], hd: usize, w: &[f32], nq: usize, n: usize, o: &mu
 /// AVX2 and FMA; `nq <= QB`; slice bounds as in [`scores_generic`].
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "avx2,fma")]
+#[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn scores_x86(
-    kt: &[f32],
+    kt: &[u16],
     ctx: usize,
     hd: usize,
     q: &[f32],
@@ -459,9 +535,9 @@ unsafe fn scores_x86(
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
-#[target_feature(enable = "avx2,fma")]
+#[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn scores_block<const N: usize>(
-    kt: &[f32],
+    kt: &[u16],
     ctx: usize,
     hd: usize,
     q: &[f32],
@@ -475,8 +551,8 @@ unsafe fn scores_block<const N: usize>(
     while p + 16 <= n {
         let mut acc = [[_mm256_setzero_ps(); 2]; N];
         for dd in 0..hd {
-            let k0 = _mm256_loadu_ps(ktp.add(dd * ctx + p));
-            let k1 = _mm256_loadu_ps(ktp.add(dd * ctx + p + 8));
+            let k0 = _mm256_cvtph_ps(_mm_loadu_si128(ktp.add(dd * ctx + p) as *const __m128i));
+            let k1 = _mm256_cvtph_ps(_mm_loadu_si128(ktp.add(dd * ctx + p + 8) as *const __m128i));
             for (qi, a) in acc.iter_mut().enumerate() {
                 let b = _mm256_broadcast_ss(&*qp.add(qi * hd + dd));
                 a[0] = _mm256_fmadd_ps(b, k0, a[0]);
@@ -493,7 +569,8 @@ unsafe fn scores_block<const N: usize>(
         for qi in 0..N {
             let mut acc = 0f32;
             for dd in 0..hd {
-                acc = (*qp.add(qi * hd + dd)).mul_add(*ktp.add(dd * ctx + pp), acc);
+                let k = f16::from_bits(*ktp.add(dd * ctx + pp)).to_f32();
+                acc = (*qp.add(qi * hd + dd)).mul_add(k, acc);
             }
             *sp.add(qi * ld + pp) = acc;
         }
@@ -505,8 +582,8 @@ unsafe fn scores_block<const N: usize>(
 /// # Safety
 /// AVX2 and FMA; `nq <= QB`; `hd % 16 == 0`; slice bounds as in [`weighted_generic`].
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn weighted_x86(v: &[f32], hd: usize, w: &[f32], nq: usize, n: usize, o: &mut [f32]) {
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn weighted_x86(v: &[u16], hd: usize, w: &[f32], nq: usize, n: usize, o: &mut [f32]) {
     debug_assert!(nq <= QB && hd.is_multiple_of(16) && v.len() >= n * hd);
     macro_rules! go {
         ($qb:literal) => {
@@ -525,16 +602,16 @@ unsafe fn weighted_x86(v: &[f32], hd: usize, w: &[f32], nq: usize, n: usize, o: 
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn weighted_block<const N: usize>(v: &[f32], hd: usize, w: &[f32], n: usize, o: &mut [f32]) {
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn weighted_block<const N: usize>(v: &[u16], hd: usize, w: &[f32], n: usize, o: &mut [f32]) {
     use std::arch::x86_64::*;
     let (vp, wp, op) = (v.as_ptr(), w.as_ptr(), o.as_mut_ptr());
     let mut d0 = 0;
     while d0 < hd {
         let mut acc = [[_mm256_setzero_ps(); 2]; N];
         for p in 0..n {
-            let v0 = _mm256_loadu_ps(vp.add(p * hd + d0));
-            let v1 = _mm256_loadu_ps(vp.add(p * hd + d0 + 8));
+            let v0 = _mm256_cvtph_ps(_mm_loadu_si128(vp.add(p * hd + d0) as *const __m128i));
+            let v1 = _mm256_cvtph_ps(_mm_loadu_si128(vp.add(p * hd + d0 + 8) as *const __m128i));
             for (qi, a) in acc.iter_mut().enumerate() {
                 let b = _mm256_broadcast_ss(&*wp.add(qi * n + p));
                 a[0] = _mm256_fmadd_ps(b, v0, a[0]);
@@ -549,6 +626,14 @@ unsafe fn weighted_block<const N: usize>(v: &[f32], hd: usize, w: &[f32], n: usi
     }
 }
 
+/// `y += a * x` for f16 `x` (same length).
+#[inline(always)]
+fn axpy_h(y: &mut [f32], a: f32, x: &[u16]) {
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi = a.mul_add(f16::from_bits(xi).to_f32(), *yi);
+    }
+}
+
 /// `y += a * x` (same length).
 #[inline(always)]
 fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
@@ -557,28 +642,26 @@ fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     }
 }
 
-/// In-place softmax of a row (max-subtracted; f32).
+/// Replaces a row of scores by `e^(x - max)` and returns `(max, sum)`: the unnormalized
+/// softmax, normalized after the weighted sum of values (or after merging splits).
 #[inline(always)]
-fn softmax(row: &mut [f32]) {
+fn exp_rows(row: &mut [f32]) -> (f32, f32) {
     let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
     let mut sum = 0f32;
     for v in row.iter_mut() {
         *v = exp_approx(*v - max);
         sum += *v;
     }
-    let inv = 1.0 / sum;
-    for v in row.iter_mut() {
-        *v *= inv;
-    }
+    (max, sum)
 }
 
-/// AVX2 [`softmax`]: 8 lanes at a time with the same exponential as [`exp_approx`].
+/// AVX2 [`exp_rows`]: 8 lanes at a time with the same exponential as [`exp_approx`].
 ///
 /// # Safety
 /// AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn softmax_x86(row: &mut [f32]) {
+unsafe fn exp_rows_x86(row: &mut [f32]) -> (f32, f32) {
     use std::arch::x86_64::*;
     let n = row.len();
     let p = row.as_mut_ptr();
@@ -606,13 +689,7 @@ unsafe fn softmax_x86(row: &mut [f32]) {
         *v = exp_approx(*v - max);
         sum += *v;
     }
-    let inv = _mm256_set1_ps(1.0 / sum);
-    for i in (0..body).step_by(8) {
-        _mm256_storeu_ps(p.add(i), _mm256_mul_ps(_mm256_loadu_ps(p.add(i)), inv));
-    }
-    for v in &mut row[body..] {
-        *v *= 1.0 / sum;
-    }
+    (max, sum)
 }
 
 /// [`exp_approx`] on 8 lanes (same constants and steps).
@@ -730,17 +807,28 @@ fn write_kv(
         for g in 0..kvh {
             let src = &k[(i * kvh + g) * hd..(i * kvh + g + 1) * hd];
             for (dd, &val) in src.iter().enumerate() {
-                layer.kt[(g * hd + dd) * ctx + p] = val;
+                layer.kt[(g * hd + dd) * ctx + p] = f16::from_f32(val).to_bits();
             }
             let vs = &v[(i * kvh + g) * hd..(i * kvh + g + 1) * hd];
-            layer.v[(g * ctx + p) * hd..(g * ctx + p + 1) * hd].copy_from_slice(vs);
+            let dst = &mut layer.v[(g * ctx + p) * hd..(g * ctx + p + 1) * hd];
+            for (d, &val) in dst.iter_mut().zip(vs) {
+                *d = f16::from_f32(val).to_bits();
+            }
         }
     }
 }
 
-/// Whether the attention loops can use their AVX2 build on this CPU for kernels `isa`.
+/// Whether the attention loops can use their AVX2 + F16C build on this CPU for kernels `isa`.
 pub(crate) fn simd_for(isa: Isa) -> bool {
-    isa != Isa::Scalar
+    #[cfg(target_arch = "x86_64")]
+    {
+        isa != Isa::Scalar && is_x86_feature_detected!("f16c")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = isa;
+        false
+    }
 }
 
 #[cfg(test)]
@@ -763,7 +851,7 @@ mod tests {
     }
 
     #[test]
-    fn simd_softmax_equals_scalar() {
+    fn simd_exp_rows_equal_scalar() {
         if !Isa::available().contains(&Isa::Avx2) {
             return;
         }
@@ -773,9 +861,11 @@ mod tests {
                 .collect();
             let mut a = row.clone();
             let mut b = row.clone();
-            softmax(&mut a);
+            let (ma, la) = exp_rows(&mut a);
             // SAFETY: AVX2 checked above.
-            unsafe { softmax_x86(&mut b) };
+            let (mb, lb) = unsafe { exp_rows_x86(&mut b) };
+            assert_eq!(ma, mb);
+            assert!((la - lb).abs() <= 1e-5 * la, "n={n}: sum {la} vs {lb}");
             for (x, y) in a.iter().zip(&b) {
                 assert!(
                     (x - y).abs() <= 1e-6 * x.abs().max(1e-30),
@@ -843,9 +933,15 @@ mod tests {
             tied_embeddings: true,
             vocab: 1,
         };
-        // 24 positions: one 16-wide SIMD block and a tail; 8 queries per task: two blocks.
-        let ctx = 40;
-        let (pos, t) = (13usize, 11usize);
+        // (13, 11): 24 positions, one 16-wide SIMD block and a tail, 8 queries per task (two
+        // register blocks). (600, 1) and (590, 3): decode-sized calls whose positions are
+        // split across tasks and merged (when the pool has 2+ threads).
+        for (pos, t, ctx) in [(13usize, 11usize, 40usize), (600, 1, 640), (590, 3, 600)] {
+            attention_case(&cfg, pos, t, ctx);
+        }
+    }
+
+    fn attention_case(cfg: &ModelConfig, pos: usize, t: usize, ctx: usize) {
         let total = pos + t;
         let mut seed = 1u32;
         let mut rnd = || {
@@ -859,10 +955,10 @@ mod tests {
             .map(|_| rnd() * 4.0)
             .collect();
         for simd in [false, true] {
-            if simd && !Isa::available().contains(&Isa::Avx2) {
+            if simd && !(Isa::available().contains(&Isa::Avx2) && simd_for(Isa::Avx2)) {
                 continue;
             }
-            let mut layer = RawLayer::new(&cfg, ctx);
+            let mut layer = RawLayer::new(cfg, ctx);
             write_kv(
                 &mut layer,
                 &keys[..pos * kvw],
@@ -893,14 +989,21 @@ mod tests {
                 simd,
             };
             let mut y = vec![0f32; q.len()];
-            model.attention(&cfg, &q, &layer, pos, t, &mut y);
-            let want = naive(&q, &keys, &vals, 4, 2, 32, pos, t);
+            model.attention(cfg, &q, &layer, pos, t, &mut y);
+            // The cache holds f16: compare with the naive loops on the same rounded values.
+            let r16 = |x: &Vec<f32>| -> Vec<f32> {
+                x.iter().map(|&v| f16::from_f32(v).to_f32()).collect()
+            };
+            let want = naive(&q, &r16(&keys), &r16(&vals), 4, 2, 32, pos, t);
             for (a, b) in y.iter().zip(&want) {
-                assert!((a - b).abs() < 1e-5, "simd={simd}: {a} vs {b}");
+                assert!(
+                    (a - b).abs() < 1e-5,
+                    "pos={pos} t={t} simd={simd}: {a} vs {b}"
+                );
             }
             // A snapshot of the first `pos` positions restores them exactly.
             let snap = layer.prefix(pos, ctx, 32);
-            let mut fresh = RawLayer::new(&cfg, ctx);
+            let mut fresh = RawLayer::new(cfg, ctx);
             fresh.restore(&snap, pos, ctx, 32);
             assert_eq!(fresh.prefix(pos, ctx, 32).kt, snap.kt);
             assert_eq!(fresh.prefix(pos, ctx, 32).v, snap.v);
