@@ -222,8 +222,14 @@ fn main() {
         for (label, v) in [
             (format!("tg{tg} @128, {threads} threads"), alone_n),
             (format!("tg{tg} @128, 1 thread"), alone_1),
-            (format!("tg{tg} @128, {threads} threads beside a busy process"), busy_n),
-            (format!("tg{tg} @128, 1 thread beside a busy process"), busy_1),
+            (
+                format!("tg{tg} @128, {threads} threads beside a busy process"),
+                busy_n,
+            ),
+            (
+                format!("tg{tg} @128, 1 thread beside a busy process"),
+                busy_1,
+            ),
         ] {
             println!("| {spec} | {kern} | {label} | {v:.1} |");
         }
@@ -235,8 +241,10 @@ fn main() {
             "| {spec} | {kern} | ratio: {threads} threads / 1 thread, both beside a busy process | {:.2} |",
             busy_n / busy_1.max(1e-9)
         );
-        rows.push(serde_json::json!({"model": spec, "test": "contention", "threads": threads,
-            "alone_n": alone_n, "alone_1": alone_1, "busy_n": busy_n, "busy_1": busy_1}));
+        rows.push(
+            serde_json::json!({"model": spec, "test": "contention", "threads": threads,
+            "alone_n": alone_n, "alone_1": alone_1, "busy_n": busy_n, "busy_1": busy_1}),
+        );
     }
     // Prefix cache: the same request with and without the system-prompt snapshot.
     {

@@ -285,6 +285,91 @@ impl CpuModel {
 /// Fewest positions per split of one attention task (see `CpuModel::attention`).
 const MIN_SPLIT: usize = 256;
 
+/// Runs decode steps on the whole pool or on one thread, whichever is measured faster now.
+///
+/// Why: beside a process that holds a core, every join of a parallel loop can wait a
+/// scheduler time slice for the thread that lost its core, and a decode step has ~150 joins;
+/// one thread then beats two (measured here: 62 vs 50 tok/s on SmolLM2 with one core busy,
+/// 64 vs 100 idle). So the chooser keeps a moving average of ms per step for each mode, uses
+/// the faster, and every [`PROBE_EVERY`] steps re-measures the other for [`PROBE_LEN`] steps
+/// (the first of which is not counted: it pays the hand-over). Prefill (many rows per call)
+/// always uses the pool.
+#[derive(Debug)]
+pub(crate) struct Threads {
+    single: Option<rayon::ThreadPool>,
+    state: std::sync::Mutex<Chooser>,
+}
+
+/// Steps between probes of the mode not in use.
+const PROBE_EVERY: usize = 48;
+/// Steps per probe.
+const PROBE_LEN: usize = 3;
+
+#[derive(Debug, Default)]
+struct Chooser {
+    /// Moving average of ms per step: `[pool, one thread]`; 0 = not measured yet.
+    ema_ms: [f64; 2],
+    since_probe: usize,
+    probe_left: usize,
+    probe_mode: usize,
+}
+
+impl Threads {
+    pub fn new() -> Self {
+        let single = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "toolsum-decode-1".into())
+            .build()
+            .ok();
+        Threads {
+            single,
+            state: Default::default(),
+        }
+    }
+
+    /// Runs `f` on a pool worker: the global pool's, or the one-thread pool's when that is
+    /// faster for decode steps (`decode`), measured as described on [`Threads`].
+    pub fn run<R: Send>(&self, decode: bool, f: impl FnOnce() -> R + Send) -> R {
+        let single = match &self.single {
+            Some(p) if decode && rayon::current_num_threads() > 1 => p,
+            _ => return rayon::scope(|_| f()),
+        };
+        let (mode, counted) = self.pick();
+        let t0 = std::time::Instant::now();
+        let r = if mode == 1 {
+            single.install(f)
+        } else {
+            rayon::scope(|_| f())
+        };
+        if counted {
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let e = &mut s.ema_ms[mode];
+            *e = if *e == 0.0 { ms } else { 0.5 * *e + 0.5 * ms };
+        }
+        r
+    }
+
+    /// The mode for the next step and whether its time counts.
+    fn pick(&self) -> (usize, bool) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.probe_left > 0 {
+            s.probe_left -= 1;
+            return (s.probe_mode, s.probe_left < PROBE_LEN - 1);
+        }
+        let [pool, one] = s.ema_ms;
+        let best = usize::from(one > 0.0 && (pool == 0.0 || one < pool));
+        s.since_probe += 1;
+        if s.since_probe >= PROBE_EVERY {
+            s.since_probe = 0;
+            s.probe_mode = 1 - best;
+            s.probe_left = PROBE_LEN - 1;
+            return (1 - best, false);
+        }
+        (best, true)
+    }
+}
+
 /// Queries per attention task (rows x query heads of one KV head), about: each pass over a
 /// key serves this many dot products.
 const QUERIES: usize = 8;
@@ -848,6 +933,27 @@ mod tests {
         assert_eq!(exp_approx(0.0), 1.0);
         assert!(exp_approx(-1000.0) >= 0.0 && exp_approx(-1000.0) < 1e-37);
         assert!(exp_approx(f32::NEG_INFINITY) >= 0.0);
+    }
+
+    #[test]
+    fn thread_chooser_probes_and_switches_to_the_faster_mode() {
+        let th = Threads::new();
+        // Unmeasured: the pool; after PROBE_EVERY steps, a probe of one thread whose first
+        // step is not counted.
+        for _ in 0..PROBE_EVERY - 1 {
+            assert_eq!(th.pick(), (0, true));
+        }
+        assert_eq!(th.pick(), (1, false));
+        for _ in 1..PROBE_LEN {
+            assert_eq!(th.pick(), (1, true));
+        }
+        // One thread measured faster: it becomes the mode, and the pool gets probed.
+        th.state.lock().unwrap().ema_ms = [20.0, 12.0];
+        assert_eq!(th.pick(), (1, true));
+        for _ in 1..PROBE_EVERY - 1 {
+            th.pick();
+        }
+        assert_eq!(th.pick(), (0, false));
     }
 
     #[test]

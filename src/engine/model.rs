@@ -16,7 +16,7 @@ use candle_core::quantized::gguf_file::{self, Content, Value};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{DType, Device, IndexOp, Module, Tensor};
 
-use super::cpu::{simd_for, CpuBlock, CpuModel, RawLayer};
+use super::cpu::{simd_for, CpuBlock, CpuModel, RawLayer, Threads};
 use super::kernels::{Isa, QLinear};
 
 /// Architectures this engine runs (`general.architecture`).
@@ -232,6 +232,7 @@ pub struct Transformer {
     /// The plain-buffer CPU forward ([`super::cpu`]), used when every matrix runs on our
     /// kernels; `blocks` is then empty.
     cpu: Option<CpuModel>,
+    threads: Threads,
     /// Count of matrices per kernel as used at run time, `type/path` (e.g. `{"Q5_0/avx512vnni":
     /// 144, "Q6_K→Q8_0/avx512vnni": 12}`; candle's kernels show as `Q8_0/candle`), for status.
     pub kernel_types: HashMap<String, usize>,
@@ -380,6 +381,7 @@ impl Transformer {
             sin,
             device: device.clone(),
             cpu,
+            threads: Threads::new(),
             kernel_types,
         })
     }
@@ -440,8 +442,11 @@ impl Transformer {
                 let x = emb.flatten_all()?.to_vec1::<f32>()?;
                 // Run the pass on a pool worker: its parallel loops then start and join
                 // without waking or parking the calling thread each time (one hand-off per
-                // call instead of ~5 per layer).
-                let logits = rayon::scope(|_| cpu.forward(cfg, x, pos, layers));
+                // call instead of ~5 per layer); decode steps on the pool or one thread,
+                // whichever is faster now (see `Threads`).
+                let logits = self
+                    .threads
+                    .run(t == 1, || cpu.forward(cfg, x, pos, layers));
                 cache.len = pos + t;
                 return Ok(Tensor::from_vec(logits, cfg.vocab, &self.device)?);
             }
