@@ -155,9 +155,7 @@ impl CpuModel {
             add(&mut x, &proj);
             rms_norm_rows(&x, &blk.ffn_norm, cfg.rms_eps, &mut h);
             matmul_many(&[&blk.gate, &blk.up], &h, &mut [&mut g[..], &mut u[..]]);
-            for (gi, ui) in g.iter_mut().zip(&u) {
-                *gi = *gi / (1.0 + (-*gi).exp()) * ui;
-            }
+            swiglu(&mut g, &u, self.simd);
             blk.down.matmul(&g, &mut proj);
             add(&mut x, &proj);
         }
@@ -831,6 +829,61 @@ fn exp_approx(x: f32) -> f32 {
     er * scale
 }
 
+/// `g = silu(g) * u` with `silu(x) = x * sigmoid(x)`; the sigmoid from `e^(-|x|)` (in the
+/// range of [`exp_approx`]): `1 / (1 + e)` for `x >= 0`, `e / (1 + e)` below.
+fn swiglu(g: &mut [f32], u: &[f32], simd: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        // SAFETY: `simd` is set only when AVX2, FMA (and F16C) were detected.
+        unsafe { swiglu_x86(g, u) };
+        return;
+    }
+    let _ = simd;
+    for (gi, &ui) in g.iter_mut().zip(u) {
+        *gi = silu(*gi) * ui;
+    }
+}
+
+#[inline(always)]
+fn silu(x: f32) -> f32 {
+    let e = exp_approx(-x.abs());
+    let sig = if x >= 0.0 {
+        1.0 / (1.0 + e)
+    } else {
+        e / (1.0 + e)
+    };
+    x * sig
+}
+
+/// AVX2 [`swiglu`].
+///
+/// # Safety
+/// AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn swiglu_x86(g: &mut [f32], u: &[f32]) {
+    use std::arch::x86_64::*;
+    let n = g.len().min(u.len());
+    let body = n / 8 * 8;
+    let (gp, up) = (g.as_mut_ptr(), u.as_ptr());
+    let sign = _mm256_set1_ps(-0.0);
+    let one = _mm256_set1_ps(1.0);
+    for i in (0..body).step_by(8) {
+        let x = _mm256_loadu_ps(gp.add(i));
+        let e = exp8(_mm256_or_ps(x, sign)); // e^(-|x|)
+        let inv = _mm256_div_ps(one, _mm256_add_ps(one, e));
+        let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps());
+        let sig = _mm256_blendv_ps(inv, _mm256_mul_ps(e, inv), neg);
+        _mm256_storeu_ps(
+            gp.add(i),
+            _mm256_mul_ps(_mm256_mul_ps(x, sig), _mm256_loadu_ps(up.add(i))),
+        );
+    }
+    for i in body..n {
+        g[i] = silu(g[i]) * u[i];
+    }
+}
+
 /// RMSNorm of each `w.len()`-wide row of `x` into `out`: `x / sqrt(mean(x^2) + eps) * w`.
 fn rms_norm_rows(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
     let d = w.len();
@@ -933,6 +986,27 @@ mod tests {
         assert_eq!(exp_approx(0.0), 1.0);
         assert!(exp_approx(-1000.0) >= 0.0 && exp_approx(-1000.0) < 1e-37);
         assert!(exp_approx(f32::NEG_INFINITY) >= 0.0);
+    }
+
+    #[test]
+    fn swiglu_matches_the_definition_on_both_paths() {
+        let x: Vec<f32> = (0..37).map(|i| (i as f32 - 18.0) * 0.9).collect();
+        let u: Vec<f32> = (0..37).map(|i| 0.5 + i as f32 * 0.01).collect();
+        let want: Vec<f32> = x
+            .iter()
+            .zip(&u)
+            .map(|(&a, &b)| a / (1.0 + (-a).exp()) * b)
+            .collect();
+        for simd in [false, simd_for(Isa::Avx2)] {
+            let mut g = x.clone();
+            swiglu(&mut g, &u, simd);
+            for (a, b) in g.iter().zip(&want) {
+                assert!(
+                    (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                    "simd={simd}: {a} vs {b}"
+                );
+            }
+        }
     }
 
     #[test]
