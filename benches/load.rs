@@ -4,7 +4,7 @@
 //! PNG), 5% over-limit preview. Beside the N clients, one probe client sends a short `count`
 //! every 20 ms. Prints one markdown table: requests/s of pass-through, p50/p95/p99 latency per
 //! kind and of the `count` probe, the summaries' model-queue wait, `overloaded` answers, the
-//! daemon's peak RSS (VmHWM), RSS after 100 and after 1,000 requests, and open fds before/after
+//! daemon's peak RSS (VmHWM), RSS after 10, 100 and 1,000 requests, and open fds before/after
 //! each level.
 //!
 //! Closed loop by default: each client sends its next request when the last one is answered, so
@@ -220,7 +220,7 @@ fn main() {
     });
 
     let total = Arc::new(AtomicUsize::new(0));
-    let rss_marks = Arc::new(Mutex::new((None::<u64>, None::<u64>)));
+    let rss_marks = Arc::new(Mutex::new((None::<u64>, None::<u64>, None::<u64>)));
     let mut rows = Vec::new();
     for &n in &levels {
         let fds_before = open_fds(pid);
@@ -357,13 +357,13 @@ fn main() {
                         }
                         drop(l);
                         let done = total.fetch_add(1, Ordering::SeqCst) + 1;
-                        if done == 100 || done == 1000 {
+                        if done == 10 || done == 100 || done == 1000 {
                             let rss = proc_status_bytes(pid, "VmRSS:");
                             let mut m = marks.lock().unwrap();
-                            if done == 100 {
-                                m.0 = Some(rss);
-                            } else {
-                                m.1 = Some(rss);
+                            match done {
+                                10 => m.2 = Some(rss),
+                                100 => m.0 = Some(rss),
+                                _ => m.1 = Some(rss),
                             }
                         }
                     }
@@ -446,7 +446,8 @@ fn main() {
     }
     println!();
     println!(
-        "RSS after 100 requests: {} MB; after 1,000: {} MB; now ({total} requests): {} MB; peak {} MB.",
+        "RSS after 10 requests: {} MB; after 100: {} MB; after 1,000: {} MB; now ({total} requests): {} MB; peak {} MB.",
+        show(marks.2),
         show(marks.0),
         show(marks.1),
         mb(proc_status_bytes(pid, "VmRSS:")),

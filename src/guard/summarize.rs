@@ -488,11 +488,12 @@ pub fn summarize(
                     Err(e) => reason = Some(format!("model error: {e:#}")),
                     Ok(nar) => {
                         let truncated = !matches!(nar.stop, Some(StopReason::Eos));
-                        // Claims are checked against the output and the facts drawn from it,
-                        // not the tool's arguments or the intent: the command line is not in
-                        // the saved file, so quoting it is no fact of the output.
-                        let reference = format!("{}\n{}\n{}", input.text, view, red.status);
-                        let mut g = Grounder::new(&reference);
+                        // Claims are checked against the output itself: not the tool's
+                        // arguments or the intent (the command line is not in the saved file),
+                        // and not the reduced view either, whose derived figures ("1,985 lines
+                        // omitted") are ours, so a model repeating one would state a number
+                        // the output never shows.
+                        let mut g = Grounder::new(input.text);
                         let ms = parse_model(&nar.text);
                         // Prose sections end on a full sentence; a cut-off one is dropped.
                         let st = g.keep(&ms.status, true);
