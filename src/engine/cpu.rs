@@ -197,15 +197,14 @@ impl CpuModel {
         let n_all = pos + t;
         // Few tasks (decode: one per KV head) would leave threads idle: then each task also
         // takes a range of positions, and the ranges' partial softmaxes are merged below
-        // (the split-K form of attention; Dao et al. 2023, "Flash-Decoding").
+        // (the split-K form of attention; Dao et al. 2023, "Flash-Decoding"). The split
+        // depends on the call's shape only, never on the thread count, so greedy output does
+        // not change with the threads in use (see `Threads`).
         let base_tasks = cfg.n_head_kv * blocks;
-        let splits = if base_tasks >= 2 * threads {
-            1
+        let splits = if blocks == 1 {
+            (n_all / MIN_SPLIT).clamp(1, MAX_SPLITS)
         } else {
-            (2 * threads)
-                .div_ceil(base_tasks)
-                .min(n_all / MIN_SPLIT)
-                .max(1)
+            1
         };
         let span = n_all.div_ceil(splits);
         let w = hd + 2;
@@ -282,6 +281,8 @@ impl CpuModel {
 
 /// Fewest positions per split of one attention task (see `CpuModel::attention`).
 const MIN_SPLIT: usize = 256;
+/// Most splits per task.
+const MAX_SPLITS: usize = 16;
 
 /// Runs decode steps on the whole pool or on one thread, whichever is measured faster now.
 ///
@@ -1115,7 +1116,7 @@ mod tests {
         };
         // (13, 11): 24 positions, one 16-wide SIMD block and a tail, 8 queries per task (two
         // register blocks). (600, 1) and (590, 3): decode-sized calls whose positions are
-        // split across tasks and merged (when the pool has 2+ threads).
+        // split across tasks and merged.
         for (pos, t, ctx) in [(13usize, 11usize, 40usize), (600, 1, 640), (590, 3, 600)] {
             attention_case(&cfg, pos, t, ctx);
         }
@@ -1170,6 +1171,17 @@ mod tests {
             };
             let mut y = vec![0f32; q.len()];
             model.attention(cfg, &q, &layer, pos, t, &mut y);
+            // Bit-identical on one thread: the work split never depends on the thread count.
+            let mut y1 = vec![0f32; q.len()];
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap()
+                .install(|| model.attention(cfg, &q, &layer, pos, t, &mut y1));
+            assert_eq!(
+                y, y1,
+                "pos={pos} t={t} simd={simd}: thread count changed the result"
+            );
             // The cache holds f16: compare with the naive loops on the same rounded values.
             let r16 = |x: &Vec<f32>| -> Vec<f32> {
                 x.iter().map(|&v| f16::from_f32(v).to_f32()).collect()

@@ -225,7 +225,8 @@ pub struct Transformer {
     embd: Arc<QTensor>,
     blocks: Vec<Block>,
     out_norm: Tensor,
-    output: Matmul,
+    /// The output projection on the candle path (`None` when [`Transformer::cpu`] has it).
+    output: Option<Matmul>,
     cos: Tensor,
     sin: Tensor,
     device: Device,
@@ -365,11 +366,14 @@ impl Transformer {
         };
         let ctx = opts.max_context.min(cfg.train_ctx).max(16);
         let (cos, sin) = rope_tables(&cfg, ctx, device)?;
-        let cpu = match isa {
-            Some(isa) => cpu_model(&blocks, &out_norm, &output, &cos, &sin, ctx, isa)?,
-            None => None,
+        // The CPU path takes the matrices over (moved, not copied: one copy of the weights).
+        let (cpu, blocks, output) = match isa {
+            Some(isa) if all_ours(&blocks, &output) => {
+                let cpu = cpu_model(blocks, &out_norm, output, &cos, &sin, ctx, isa)?;
+                (Some(cpu), Vec::new(), None)
+            }
+            _ => (None, blocks, Some(output)),
         };
-        let blocks = if cpu.is_some() { Vec::new() } else { blocks };
         Ok(Self {
             cfg,
             ctx,
@@ -523,7 +527,11 @@ impl Transformer {
         cache.len = total;
         let last = x.i((.., t - 1..t, ..))?;
         let last = candle_nn::ops::rms_norm(&last, &self.out_norm, cfg.rms_eps)?;
-        let logits = self.output.forward(&last)?;
+        let output = self
+            .output
+            .as_ref()
+            .ok_or_else(|| ModelError::Missing("the output projection".into()))?;
+        let logits = output.forward(&last)?;
         Ok(logits.flatten_all()?.to_dtype(DType::F32)?)
     }
 }
@@ -671,20 +679,35 @@ impl KvCache {
     }
 }
 
-/// Builds the CPU path's model when every matrix got one of our kernels (else `None`).
+/// Whether every matrix got one of our kernels (the CPU path's condition).
+fn all_ours(blocks: &[Block], output: &Matmul) -> bool {
+    let ours = |m: &Matmul| matches!(m, Matmul::Ours(_));
+    ours(output)
+        && blocks.iter().all(|b| {
+            [&b.q.w, &b.k.w, &b.v.w, &b.o.w, &b.gate, &b.up, &b.down]
+                .into_iter()
+                .all(ours)
+        })
+}
+
+/// Builds the CPU path's model, moving the matrices out of `blocks` and `output`.
+///
+/// # Errors
+/// Candle errors reading norms or biases; [`ModelError::Missing`] if a matrix is not on our
+/// kernels (callers check [`all_ours`] first).
 fn cpu_model(
-    blocks: &[Block],
+    blocks: Vec<Block>,
     out_norm: &Tensor,
-    output: &Matmul,
+    output: Matmul,
     cos: &Tensor,
     sin: &Tensor,
     ctx: usize,
     isa: Isa,
-) -> Result<Option<CpuModel>> {
-    fn ours(m: &Matmul) -> Option<QLinear> {
+) -> Result<CpuModel> {
+    fn ours(m: Matmul) -> Result<QLinear> {
         match m {
-            Matmul::Ours(q) => Some(q.clone()),
-            Matmul::Candle(_) => None,
+            Matmul::Ours(q) => Ok(q),
+            Matmul::Candle(_) => Err(ModelError::Missing("a CPU kernel for every matrix".into())),
         }
     }
     let vec = |t: &Tensor| -> candle_core::Result<Vec<f32>> {
@@ -695,43 +718,29 @@ fn cpu_model(
     };
     let mut out = Vec::with_capacity(blocks.len());
     for b in blocks {
-        let (Some(q), Some(k), Some(v), Some(o), Some(gate), Some(up), Some(down)) = (
-            ours(&b.q.w),
-            ours(&b.k.w),
-            ours(&b.v.w),
-            ours(&b.o.w),
-            ours(&b.gate),
-            ours(&b.up),
-            ours(&b.down),
-        ) else {
-            return Ok(None);
-        };
         out.push(CpuBlock {
             attn_norm: vec(&b.attn_norm)?,
-            q,
-            k,
-            v,
-            o,
             bq: bias(&b.q.b)?,
             bk: bias(&b.k.b)?,
             bv: bias(&b.v.b)?,
             bo: bias(&b.o.b)?,
             ffn_norm: vec(&b.ffn_norm)?,
-            gate,
-            up,
-            down,
+            q: ours(b.q.w)?,
+            k: ours(b.k.w)?,
+            v: ours(b.v.w)?,
+            o: ours(b.o.w)?,
+            gate: ours(b.gate)?,
+            up: ours(b.up)?,
+            down: ours(b.down)?,
         });
     }
-    let Some(output) = ours(output) else {
-        return Ok(None);
-    };
-    Ok(Some(CpuModel {
+    Ok(CpuModel {
         blocks: out,
         out_norm: vec(out_norm)?,
-        output,
+        output: ours(output)?,
         cos: vec(cos)?,
         sin: vec(sin)?,
         ctx,
         simd: simd_for(isa),
-    }))
+    })
 }
