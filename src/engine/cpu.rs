@@ -629,24 +629,11 @@ unsafe fn scores_block<const N: usize>(
     s: &mut [f32],
     ld: usize,
 ) {
-    use std::arch::x86_64::*;
     let (ktp, qp, sp) = (kt.as_ptr(), q.as_ptr(), s.as_mut_ptr());
     let mut p = 0;
     while p + 16 <= n {
-        let mut acc = [[_mm256_setzero_ps(); 2]; N];
-        for dd in 0..hd {
-            let k0 = _mm256_cvtph_ps(_mm_loadu_si128(ktp.add(dd * ctx + p) as *const __m128i));
-            let k1 = _mm256_cvtph_ps(_mm_loadu_si128(ktp.add(dd * ctx + p + 8) as *const __m128i));
-            for (qi, a) in acc.iter_mut().enumerate() {
-                let b = _mm256_broadcast_ss(&*qp.add(qi * hd + dd));
-                a[0] = _mm256_fmadd_ps(b, k0, a[0]);
-                a[1] = _mm256_fmadd_ps(b, k1, a[1]);
-            }
-        }
-        for (qi, a) in acc.iter().enumerate() {
-            _mm256_storeu_ps(sp.add(qi * ld + p), a[0]);
-            _mm256_storeu_ps(sp.add(qi * ld + p + 8), a[1]);
-        }
+        // Positions p..p+16: kk runs over the head dimension (rows of the transposed keys).
+        outer16::<N>(qp, hd, ktp.add(p), ctx, hd, sp.add(p), ld);
         p += 16;
     }
     for pp in p..n {
@@ -658,6 +645,42 @@ unsafe fn scores_block<const N: usize>(
             }
             *sp.add(qi * ld + pp) = acc;
         }
+    }
+}
+
+/// The register block both attention products share: for `qi < N` and 16 lanes `l`,
+/// `out[qi * o_stride + l] = sum_{kk < kn} a[qi * a_stride + kk] * b[kk * b_stride + l]`,
+/// with `b` in f16. `N x 2` accumulators of 8 lanes stay in registers over all of `kk`.
+///
+/// # Safety
+/// AVX2, FMA and F16C; every index above in bounds of its pointer.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn outer16<const N: usize>(
+    a: *const f32,
+    a_stride: usize,
+    b: *const u16,
+    b_stride: usize,
+    kn: usize,
+    out: *mut f32,
+    o_stride: usize,
+) {
+    use std::arch::x86_64::*;
+    let mut acc = [[_mm256_setzero_ps(); 2]; N];
+    for kk in 0..kn {
+        let row = b.add(kk * b_stride);
+        let b0 = _mm256_cvtph_ps(_mm_loadu_si128(row as *const __m128i));
+        let b1 = _mm256_cvtph_ps(_mm_loadu_si128(row.add(8) as *const __m128i));
+        for (qi, r) in acc.iter_mut().enumerate() {
+            let x = _mm256_broadcast_ss(&*a.add(qi * a_stride + kk));
+            r[0] = _mm256_fmadd_ps(x, b0, r[0]);
+            r[1] = _mm256_fmadd_ps(x, b1, r[1]);
+        }
+    }
+    for (qi, r) in acc.iter().enumerate() {
+        _mm256_storeu_ps(out.add(qi * o_stride), r[0]);
+        _mm256_storeu_ps(out.add(qi * o_stride + 8), r[1]);
     }
 }
 
@@ -688,24 +711,11 @@ unsafe fn weighted_x86(v: &[u16], hd: usize, w: &[f32], nq: usize, n: usize, o: 
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn weighted_block<const N: usize>(v: &[u16], hd: usize, w: &[f32], n: usize, o: &mut [f32]) {
-    use std::arch::x86_64::*;
     let (vp, wp, op) = (v.as_ptr(), w.as_ptr(), o.as_mut_ptr());
     let mut d0 = 0;
     while d0 < hd {
-        let mut acc = [[_mm256_setzero_ps(); 2]; N];
-        for p in 0..n {
-            let v0 = _mm256_cvtph_ps(_mm_loadu_si128(vp.add(p * hd + d0) as *const __m128i));
-            let v1 = _mm256_cvtph_ps(_mm_loadu_si128(vp.add(p * hd + d0 + 8) as *const __m128i));
-            for (qi, a) in acc.iter_mut().enumerate() {
-                let b = _mm256_broadcast_ss(&*wp.add(qi * n + p));
-                a[0] = _mm256_fmadd_ps(b, v0, a[0]);
-                a[1] = _mm256_fmadd_ps(b, v1, a[1]);
-            }
-        }
-        for (qi, a) in acc.iter().enumerate() {
-            _mm256_storeu_ps(op.add(qi * hd + d0), a[0]);
-            _mm256_storeu_ps(op.add(qi * hd + d0 + 8), a[1]);
-        }
+        // Output dims d0..d0+16: kk runs over positions (rows of the values).
+        outer16::<N>(wp, n, vp.add(d0), hd, n, op.add(d0), hd);
         d0 += 16;
     }
 }
