@@ -67,6 +67,8 @@ pub(crate) struct RawLayer {
 }
 
 impl RawLayer {
+    /// An empty layer cache for `ctx` positions: `2 * n_head_kv * head_dim * ctx` f16 values
+    /// (2 bytes each), committed by the OS only as positions are written.
     pub fn new(cfg: &ModelConfig, ctx: usize) -> Self {
         let n = cfg.n_head_kv * cfg.head_dim * ctx;
         RawLayer {
@@ -314,6 +316,8 @@ struct Chooser {
 }
 
 impl Threads {
+    /// A chooser with its one-thread pool (if that pool cannot be built, every step uses the
+    /// global pool); both modes unmeasured.
     pub fn new() -> Self {
         let single = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
