@@ -312,7 +312,7 @@ impl Engine {
             "threads": self.threads,
             "context": self.model.ctx,
             "kernels": self.model.kernel_types,
-            "q8_conversion": self.opts.convert_to_q8,
+            "q8_conversion": self.opts.convert_to_q8 && !self.model.on_cpu_path(),
             "prefill_chunk": self.opts.prefill_chunk,
             "cached_prefix_tokens": self.snapshot.as_ref().map_or(0, |s| s.tokens.len()),
             "prefill_tok_per_s": self.prefill_tps,

@@ -390,6 +390,12 @@ impl Transformer {
         })
     }
 
+    /// Whether the forward pass runs on the plain-buffer CPU path (every matrix on our
+    /// kernels, in its file's type) rather than on candle's ops.
+    pub fn on_cpu_path(&self) -> bool {
+        self.cpu.is_some()
+    }
+
     /// A fresh KV cache for this model: `n_layer` pairs of `[1, n_head_kv, ctx, head_dim]` f32
     /// tensors, zeroed, written in place.
     ///
