@@ -418,8 +418,7 @@ pub(crate) mod tests {
     }
 
     fn corpus(name: &str) -> Vec<u8> {
-        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/").to_string() + name)
-            .unwrap()
+        crate::guard::test_corpus(name)
     }
 
     #[test]

@@ -253,3 +253,12 @@ impl GuardError {
         )
     }
 }
+
+/// A corpus file of `tests/corpus/` (the repo's copy of the shared corpus), for unit tests.
+#[cfg(test)]
+pub(crate) fn test_corpus(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

@@ -497,8 +497,7 @@ mod tests {
     }
 
     fn corpus(name: &str) -> Vec<u8> {
-        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/").to_string() + name)
-            .unwrap()
+        crate::guard::test_corpus(name)
     }
 
     fn big_log(lines: usize) -> String {

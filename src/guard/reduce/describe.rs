@@ -402,10 +402,7 @@ mod tests {
     use crate::guard::reduce::{detect, Section};
 
     fn corpus(name: &str) -> String {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/corpus")
-            .join(name);
-        std::fs::read_to_string(p).unwrap()
+        String::from_utf8(crate::guard::test_corpus(name)).unwrap()
     }
 
     fn run(text: &str, intent: &str) -> Reduction {
