@@ -591,7 +591,7 @@ fn weighted_generic(v: &[u16], hd: usize, w: &[f32], nq: usize, n: usize, o: &mu
 /// AVX2 [`scores_generic`]: 16 positions x up to [`QB`] queries per register block.
 ///
 /// # Safety
-/// AVX2 and FMA; `nq <= QB`; slice bounds as in [`scores_generic`].
+/// AVX2, FMA and F16C; `nq <= QB`; slice bounds as in [`scores_generic`].
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2,fma,f16c")]
@@ -606,9 +606,66 @@ unsafe fn scores_x86(
     ld: usize,
 ) {
     debug_assert!(nq <= QB && q.len() >= nq * hd && s.len() >= (nq - 1) * ld + n);
+    let (ktp, qp, sp) = (kt.as_ptr(), q.as_ptr(), s.as_mut_ptr());
+    let mut p = 0;
+    while p + 16 <= n {
+        // Positions p..p+16: kk runs over the head dimension (rows of the transposed keys).
+        outer16(nq, qp, hd, ktp.add(p), ctx, hd, sp.add(p), ld);
+        p += 16;
+    }
+    for pp in p..n {
+        for qi in 0..nq {
+            let mut acc = 0f32;
+            for dd in 0..hd {
+                let k = f16::from_bits(*ktp.add(dd * ctx + pp)).to_f32();
+                acc = (*qp.add(qi * hd + dd)).mul_add(k, acc);
+            }
+            *sp.add(qi * ld + pp) = acc;
+        }
+    }
+}
+
+/// AVX2 [`weighted_generic`]: 16 output dims x up to [`QB`] queries per register block.
+///
+/// # Safety
+/// AVX2, FMA and F16C; `nq <= QB`; `hd % 16 == 0`; slice bounds as in [`weighted_generic`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn weighted_x86(v: &[u16], hd: usize, w: &[f32], nq: usize, n: usize, o: &mut [f32]) {
+    debug_assert!(nq <= QB && hd.is_multiple_of(16) && v.len() >= n * hd);
+    let (vp, wp, op) = (v.as_ptr(), w.as_ptr(), o.as_mut_ptr());
+    let mut d0 = 0;
+    while d0 < hd {
+        // Output dims d0..d0+16: kk runs over positions (rows of the values).
+        outer16(nq, wp, n, vp.add(d0), hd, n, op.add(d0), hd);
+        d0 += 16;
+    }
+}
+
+/// The register block both attention products share: for `qi < nq` (at most [`QB`]) and 16
+/// lanes `l`, `out[qi * o_stride + l] = sum_{kk < kn} a[qi * a_stride + kk] * b[kk * b_stride
+/// + l]`, with `b` in f16. `nq x 2` accumulators of 8 lanes stay in registers over all of `kk`
+/// (one instance per `nq`, so the accumulator array is a compile-time size).
+///
+/// # Safety
+/// AVX2, FMA and F16C; every index above in bounds of its pointer.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn outer16(
+    nq: usize,
+    a: *const f32,
+    a_stride: usize,
+    b: *const u16,
+    b_stride: usize,
+    kn: usize,
+    out: *mut f32,
+    o_stride: usize,
+) {
     macro_rules! go {
-        ($qb:literal) => {
-            scores_block::<$qb>(kt, ctx, hd, q, n, s, ld)
+        ($n:literal) => {
+            outer16_n::<$n>(a, a_stride, b, b_stride, kn, out, o_stride)
         };
     }
     match nq {
@@ -621,47 +678,14 @@ unsafe fn scores_x86(
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn scores_block<const N: usize>(
-    kt: &[u16],
-    ctx: usize,
-    hd: usize,
-    q: &[f32],
-    n: usize,
-    s: &mut [f32],
-    ld: usize,
-) {
-    let (ktp, qp, sp) = (kt.as_ptr(), q.as_ptr(), s.as_mut_ptr());
-    let mut p = 0;
-    while p + 16 <= n {
-        // Positions p..p+16: kk runs over the head dimension (rows of the transposed keys).
-        outer16::<N>(qp, hd, ktp.add(p), ctx, hd, sp.add(p), ld);
-        p += 16;
-    }
-    for pp in p..n {
-        for qi in 0..N {
-            let mut acc = 0f32;
-            for dd in 0..hd {
-                let k = f16::from_bits(*ktp.add(dd * ctx + pp)).to_f32();
-                acc = (*qp.add(qi * hd + dd)).mul_add(k, acc);
-            }
-            *sp.add(qi * ld + pp) = acc;
-        }
-    }
-}
-
-/// The register block both attention products share: for `qi < N` and 16 lanes `l`,
-/// `out[qi * o_stride + l] = sum_{kk < kn} a[qi * a_stride + kk] * b[kk * b_stride + l]`,
-/// with `b` in f16. `N x 2` accumulators of 8 lanes stay in registers over all of `kk`.
+/// [`outer16`] for `N` queries.
 ///
 /// # Safety
-/// AVX2, FMA and F16C; every index above in bounds of its pointer.
+/// As [`outer16`].
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn outer16<const N: usize>(
+unsafe fn outer16_n<const N: usize>(
     a: *const f32,
     a_stride: usize,
     b: *const u16,
@@ -685,42 +709,6 @@ unsafe fn outer16<const N: usize>(
     for (qi, r) in acc.iter().enumerate() {
         _mm256_storeu_ps(out.add(qi * o_stride), r[0]);
         _mm256_storeu_ps(out.add(qi * o_stride + 8), r[1]);
-    }
-}
-
-/// AVX2 [`weighted_generic`]: 16 output dims x up to [`QB`] queries per register block.
-///
-/// # Safety
-/// AVX2 and FMA; `nq <= QB`; `hd % 16 == 0`; slice bounds as in [`weighted_generic`].
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn weighted_x86(v: &[u16], hd: usize, w: &[f32], nq: usize, n: usize, o: &mut [f32]) {
-    debug_assert!(nq <= QB && hd.is_multiple_of(16) && v.len() >= n * hd);
-    macro_rules! go {
-        ($qb:literal) => {
-            weighted_block::<$qb>(v, hd, w, n, o)
-        };
-    }
-    match nq {
-        1 => go!(1),
-        2 => go!(2),
-        3 => go!(3),
-        4 => go!(4),
-        5 => go!(5),
-        _ => go!(6),
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn weighted_block<const N: usize>(v: &[u16], hd: usize, w: &[f32], n: usize, o: &mut [f32]) {
-    let (vp, wp, op) = (v.as_ptr(), w.as_ptr(), o.as_mut_ptr());
-    let mut d0 = 0;
-    while d0 < hd {
-        // Output dims d0..d0+16: kk runs over positions (rows of the values).
-        outer16::<N>(wp, n, vp.add(d0), hd, n, op.add(d0), hd);
-        d0 += 16;
     }
 }
 
