@@ -61,8 +61,8 @@ fn prefill(m: &Transformer, cache: &mut KvCache, n: usize, chunk: usize) -> f64 
 /// Decode `n` tokens one at a time after a context of `ctx` tokens; tokens/s.
 fn decode(m: &Transformer, cache: &mut KvCache, ctx: usize, n: usize, chunk: usize) -> f64 {
     cache.reset();
-    let ids = tokens(ctx.max(1), m.cfg.vocab, 11);
-    for c in ids.chunks(chunk) {
+    let ids = tokens(ctx, m.cfg.vocab, 11);
+    for c in ids.chunks(chunk.max(1)) {
         m.forward(c, cache).expect("forward");
     }
     let gen = tokens(n, m.cfg.vocab, 13);
@@ -175,6 +175,9 @@ fn main() {
                 let v = best(reps, || prefill(&m, &mut cache, pp, chunk));
                 emit(format!("pp{pp}"), v);
             }
+            // From an empty cache: what llama-bench's tg test measures.
+            let tg0 = best(reps, || decode(&m, &mut cache, 0, tg, chunk));
+            emit(format!("tg{tg} @0"), tg0);
             let tg512 = best(reps, || decode(&m, &mut cache, 512, tg, chunk));
             emit(format!("tg{tg} @512"), tg512);
             let tg2k = best(reps, || decode(&m, &mut cache, 2048, tg, chunk));
@@ -184,30 +187,36 @@ fn main() {
     }
     if contention {
         // Threads beside a busy process (one core taken): `threads` threads vs one thread
-        // (a one-thread rayon pool installed around the same model), each alone and beside it.
+        // (the same file loaded again inside a one-thread rayon pool: a model's compute team
+        // is as large as the pool it was loaded in), each alone and beside it.
         let spec = &models[0];
         let path = toolsum::models::resolve(Some(spec)).expect("model");
-        let (mut f, content) = read_header(&path).expect("header");
-        let m = Transformer::load(
-            &mut f,
-            &content,
-            &Device::Cpu,
-            LoadOptions {
-                convert_to_q8: false,
-                max_context: 1024,
-                kernels: None,
-            },
-        )
-        .expect("load");
+        let load = || {
+            let (mut f, content) = read_header(&path).expect("header");
+            Transformer::load(
+                &mut f,
+                &content,
+                &Device::Cpu,
+                LoadOptions {
+                    convert_to_q8: false,
+                    max_context: 1024,
+                    kernels: None,
+                },
+            )
+            .expect("load")
+        };
+        let m = load();
         let kern = kernels_label(&m);
         let mut cache = m.new_cache().expect("cache");
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .expect("pool");
+        let m1 = one.install(load);
+        let mut cache1 = m1.new_cache().expect("cache");
         let mut run = |single: bool| {
             if single {
-                one.install(|| best(reps, || decode(&m, &mut cache, 128, tg, chunk)))
+                one.install(|| best(reps, || decode(&m1, &mut cache1, 128, tg, chunk)))
             } else {
                 best(reps, || decode(&m, &mut cache, 128, tg, chunk))
             }

@@ -20,7 +20,10 @@ TOOLSUM_BENCH_MODELS=$models TOOLSUM_BENCH_PP=512 TOOLSUM_BENCH_TG=128 TOOLSUM_T
   cargo bench --bench engine 2>/dev/null | tee bench-out/engine.md
 : > bench-out/llama.jsonl
 if [ -x "$llama" ]; then
-  commit=$(cat "$(dirname "$llama")/../../COMMIT" 2>/dev/null || echo unknown)
+  # The snapshot's commit: a COMMIT file beside the source or its parent, or its git HEAD.
+  bin=$(dirname "$llama")
+  commit=$(cat "$bin/../../COMMIT" "$bin/../../../COMMIT" 2>/dev/null | head -1)
+  commit=${commit:-$(git -C "$bin/../.." rev-parse HEAD 2>/dev/null || echo unknown)}
   echo "llama.cpp: $llama (commit $commit)"
   for m in ${models//,/ }; do
     path=$(target/release/toolsum models path "$m")
@@ -38,7 +41,8 @@ for r in rows:
     t = r.get("test", "")
     if "tok_per_s" not in r:
         continue
-    key = (r["model"], "pp" if t == "pp512" else "tg" if t.startswith("tg128 @512") else None)
+    # llama-bench's tg128 decodes from an empty context: compare our "tg128 @0".
+    key = (r["model"], "pp" if t == "pp512" else "tg" if t == "tg128 @0" else None)
     if key[1]:
         ours[key] = max(ours.get(key, 0.0), r["tok_per_s"])
 theirs = {}

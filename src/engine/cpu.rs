@@ -19,10 +19,10 @@
 //! (Shazeer 2020).
 
 use half::f16;
-use rayon::prelude::*;
 
 use super::kernels::{matmul_many, Isa, QLinear};
 use super::model::ModelConfig;
+use super::team::{par_for, with_team, Team};
 
 /// One layer's weights for the CPU path.
 #[derive(Debug, Clone)]
@@ -179,7 +179,8 @@ impl CpuModel {
     /// Causal grouped-query attention of `t` query rows (`q`: `[t, n_head * head_dim]`, at
     /// positions `pos..pos + t`) over cache positions `0..pos + t`; writes `y` (same shape as
     /// `q`). A task is one KV head with all `n_rep` query heads that share it, for a block of
-    /// rows, so each key and value is read once per task; tasks are spread by rayon.
+    /// rows, so each key and value is read once per task; tasks go to the thread's team
+    /// (`par_for`).
     fn attention(
         &self,
         cfg: &ModelConfig,
@@ -195,7 +196,6 @@ impl CpuModel {
         let scale = 1.0 / (hd as f32).sqrt();
         let rows_per = QUERIES.div_ceil(n_rep).max(1);
         let blocks = t.div_ceil(rows_per);
-        let threads = rayon::current_num_threads().max(1);
         let n_all = pos + t;
         // Few tasks (decode: one per KV head) would leave threads idle: then each task also
         // takes a range of positions, and the ranges' partial softmaxes are merged below
@@ -246,12 +246,7 @@ impl CpuModel {
             };
             job.run(simd, out);
         };
-        let n_tasks = base_tasks * splits;
-        if threads <= 1 || n_tasks == 1 {
-            (0..n_tasks).for_each(task);
-        } else {
-            (0..n_tasks).into_par_iter().for_each(task);
-        }
+        par_for(base_tasks * splits, task);
         // Merge: y = sum_c e^(m_c - m) o_c / sum_c e^(m_c - m) l_c.
         for row in 0..t {
             for head in 0..n_head {
@@ -286,18 +281,22 @@ const MIN_SPLIT: usize = 256;
 /// Most splits per task.
 const MAX_SPLITS: usize = 16;
 
-/// Runs decode steps on the whole pool or on one thread, whichever is measured faster now.
+/// Runs forward passes on a [`Team`] of compute threads, and decode steps on the team or on the
+/// calling thread alone, whichever is measured faster now.
 ///
-/// Why: beside a process that holds a core, every join of a parallel loop can wait a
-/// scheduler time slice for the thread that lost its core, and a decode step has ~150 joins;
-/// one thread then beats two (measured here: 62 vs 50 tok/s on SmolLM2 with one core busy,
-/// 64 vs 100 idle). So the chooser keeps a moving average of ms per step for each mode, uses
-/// the faster, and every [`PROBE_EVERY`] steps re-measures the other for [`PROBE_LEN`] steps
-/// (the first of which is not counted: it pays the hand-over). Prefill (many rows per call)
-/// always uses the pool.
+/// Why: beside a process that holds a core, a parallel loop can wait a scheduler time slice
+/// for the thread that lost its core, and a decode step has ~150 loops; one thread then beats
+/// two (measured here: 62 vs 50 tok/s on SmolLM2 with one core busy, 64 vs 100 idle). So the
+/// chooser keeps a moving average of ms per step for each mode, uses the faster, and every
+/// [`PROBE_EVERY`] steps re-measures the other for [`PROBE_LEN`] steps (the first of which is
+/// not counted: it pays the hand-over). Prefill (many rows per call) always uses the team.
 #[derive(Debug)]
 pub(crate) struct Threads {
-    single: Option<rayon::ThreadPool>,
+    /// Team size: the global rayon pool's (set by `init_threads` / the daemon).
+    size: usize,
+    /// Spawned on the first pass, from the thread that runs it, so the workers inherit that
+    /// thread's priority (the daemon's model thread runs at a lower one).
+    team: std::sync::OnceLock<Team>,
     state: std::sync::Mutex<Chooser>,
 }
 
@@ -308,7 +307,7 @@ const PROBE_LEN: usize = 3;
 
 #[derive(Debug, Default)]
 struct Chooser {
-    /// Moving average of ms per step: `[pool, one thread]`; 0 = not measured yet.
+    /// Moving average of ms per step: `[team, one thread]`; 0 = not measured yet.
     ema_ms: [f64; 2],
     since_probe: usize,
     probe_left: usize,
@@ -316,34 +315,26 @@ struct Chooser {
 }
 
 impl Threads {
-    /// A chooser with its one-thread pool (if that pool cannot be built, every step uses the
-    /// global pool); both modes unmeasured.
+    /// A chooser for a team as large as rayon's global pool; both modes unmeasured.
     pub fn new() -> Self {
-        let single = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|_| "toolsum-decode-1".into())
-            .build()
-            .ok();
         Threads {
-            single,
+            size: rayon::current_num_threads().max(1),
+            team: Default::default(),
             state: Default::default(),
         }
     }
 
-    /// Runs `f` on a pool worker: the global pool's, or the one-thread pool's when that is
-    /// faster for decode steps (`decode`), measured as described on [`Threads`].
-    pub fn run<R: Send>(&self, decode: bool, f: impl FnOnce() -> R + Send) -> R {
-        let single = match &self.single {
-            Some(p) if decode && rayon::current_num_threads() > 1 => p,
-            _ => return rayon::scope(|_| f()),
-        };
+    /// Runs `f` on the calling thread with its parallel loops on the team, or on this thread
+    /// alone when that is faster for decode steps (`decode`), measured as described on
+    /// [`Threads`].
+    pub fn run<R>(&self, decode: bool, f: impl FnOnce() -> R) -> R {
+        let team = self.team.get_or_init(|| Team::new(self.size));
+        if !decode || team.size() == 1 {
+            return with_team(Some(team), f);
+        }
         let (mode, counted) = self.pick();
         let t0 = std::time::Instant::now();
-        let r = if mode == 1 {
-            single.install(f)
-        } else {
-            rayon::scope(|_| f())
-        };
+        let r = with_team((mode == 0).then_some(team), f);
         if counted {
             let ms = t0.elapsed().as_secs_f64() * 1e3;
             let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -383,7 +374,7 @@ const TILE: usize = 128;
 
 #[derive(Clone, Copy)]
 struct SendPtr(*mut f32);
-// SAFETY: used only for disjoint writes from rayon tasks (see `CpuModel::attention`).
+// SAFETY: used only for disjoint writes from parallel tasks (see `CpuModel::attention`).
 unsafe impl Send for SendPtr {}
 // SAFETY: as above.
 unsafe impl Sync for SendPtr {}

@@ -8,6 +8,7 @@ pub mod chat;
 mod cpu;
 pub mod kernels;
 pub mod model;
+mod team;
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;

@@ -450,10 +450,9 @@ impl Transformer {
         let layers = match (&self.cpu, &mut cache.store) {
             (Some(cpu), Store::Raw(layers)) => {
                 let x = emb.flatten_all()?.to_vec1::<f32>()?;
-                // Run the pass on a pool worker: its parallel loops then start and join
-                // without waking or parking the calling thread each time (one hand-off per
-                // call instead of ~5 per layer); decode steps on the pool or one thread,
-                // whichever is faster now (see `Threads`).
+                // The pass's parallel loops go to the compute team (spinning workers: a
+                // loop starts without a wake-up); decode steps on the team or this thread
+                // alone, whichever is faster now (see `Threads`).
                 let logits = self
                     .threads
                     .run(t == 1, || cpu.forward(cfg, x, pos, layers));

@@ -13,9 +13,10 @@
 //! with `u` the unsigned (or signed, for Q8_0 off VNNI) weight quants and `c` the block offset;
 //! the second term is a small `[m, nb] x [nb, n]` product done per task after the tiles.
 //!
-//! Threads: the weight rows are cut into about 4 chunks per thread of the global rayon pool and
-//! handed out by rayon's work stealing, so a core taken by another process only slows the
-//! chunks it would have run instead of stalling a barrier.
+//! Threads: the weight rows are cut into about 4 chunks per thread of the calling thread's
+//! executor (the forward pass's compute team, else rayon's pool) and claimed one at a time,
+//! so a core taken by another process only slows the chunks it would have run instead of
+//! stalling a barrier.
 
 // AVX-512 and AVX-VNNI intrinsics need Rust 1.89: Cargo.toml's rust-version.
 
@@ -28,7 +29,6 @@ pub mod x86_512;
 
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
-use rayon::prelude::*;
 
 use act::ActQ;
 use formats::{Layout, Packed, BLOCK};
@@ -303,8 +303,8 @@ impl QLinear {
 
 /// Applies several layers that share one input: `outs[l] = x W_l^T` for `m = x.len() / k`
 /// rows (every layer's `k` equal). `x` is quantized once and the weight rows of all layers
-/// form one queue of chunks (about 4 per thread, multiples of 4 rows) for rayon's work
-/// stealing, so q/k/v or gate/up cost one parallel dispatch instead of three or two.
+/// form one queue of chunks (about 4 per thread, multiples of 4 rows) claimed by the
+/// executor's threads (`team::par_for`), so q/k/v or gate/up cost one parallel dispatch instead of three or two.
 ///
 /// # Panics
 /// If the layers' `k` differ, `x.len()` is not a multiple of `k`, `outs.len()` differs from
@@ -321,7 +321,7 @@ pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
         x.len()
     );
     let m = x.len() / k;
-    let threads = rayon::current_num_threads().max(1);
+    let threads = crate::engine::team::parallelism();
     let mut tasks: Vec<(usize, usize, usize)> = Vec::new();
     for (l, (layer, out)) in layers.iter().zip(outs.iter()).enumerate() {
         assert_eq!(layer.w.k, k, "layers of one matmul_many share k");
@@ -344,16 +344,12 @@ pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
         // outlives the parallel loop; `a` holds m rows of k.
         unsafe { layers[l].rows(&a, m, j0, j1, ptrs[l].get()) };
     };
-    if tasks.len() == 1 || threads == 1 {
-        tasks.iter().for_each(run);
-    } else {
-        tasks.par_iter().for_each(run);
-    }
+    crate::engine::team::par_for(tasks.len(), |i| run(&tasks[i]));
 }
 
 #[derive(Clone, Copy)]
 struct OutPtr(*mut f32);
-// SAFETY: used only to write disjoint columns from rayon tasks (see `QLinear::matmul`).
+// SAFETY: used only to write disjoint columns from parallel tasks (see `QLinear::matmul`).
 unsafe impl Send for OutPtr {}
 // SAFETY: as above.
 unsafe impl Sync for OutPtr {}
