@@ -36,8 +36,8 @@ pub struct Packed {
     pub k: usize,
     /// Per-block scale `d`, `[n * k/32]` row-major.
     pub d: Vec<f32>,
-    /// Per-block offset `c` (`weight = d*u + c`); for [`Layout::I8`] it is `-128 d`, the
-    /// correction the VNNI kernels need after biasing signed weights to unsigned.
+    /// Per-block stored min `c` (`weight = d*u + c`), `[n * k/32]`, for types with one (Q4_1,
+    /// Q5_1, Q4_K); empty when [`Packed::offset`] gives `c = -o * d` (see [`Packed::c_at`]).
     pub c: Vec<f32>,
     /// Fifth bits per block ([`Layout::U5`] only, else empty).
     pub qh: Vec<u32>,
@@ -91,7 +91,8 @@ struct Builder {
 }
 
 impl Builder {
-    fn new(layout: Layout, n: usize, k: usize) -> Self {
+    /// `mins`: the type stores a min per block (else `c` stays empty: the offset gives it).
+    fn new(layout: Layout, n: usize, k: usize, mins: bool) -> Self {
         let nb = n * k / BLOCK;
         let per = if layout == Layout::I8 { 32 } else { 16 };
         Builder {
@@ -100,7 +101,7 @@ impl Builder {
                 n,
                 k,
                 d: Vec::with_capacity(nb),
-                c: Vec::with_capacity(nb),
+                c: Vec::with_capacity(if mins { nb } else { 0 }),
                 qh: Vec::with_capacity(if layout == Layout::U5 { nb } else { 0 }),
                 qs: Vec::with_capacity(nb * per),
                 offset: None,
@@ -108,10 +109,13 @@ impl Builder {
         }
     }
 
-    /// Appends one block of unsigned quants `u` (values < 16 for U4, < 32 for U5).
-    fn push_u(&mut self, d: f32, c: f32, u: &[u8; 32]) {
+    /// Appends one block of unsigned quants `u` (values < 16 for U4, < 32 for U5) with scale
+    /// `d` and stored min `c` (`None` for offset types).
+    fn push_u(&mut self, d: f32, c: Option<f32>, u: &[u8; 32]) {
         self.p.d.push(d);
-        self.p.c.push(c);
+        if let Some(c) = c {
+            self.p.c.push(c);
+        }
         for i in 0..16 {
             self.p.qs.push((u[i] & 0xf) | ((u[i + 16] & 0xf) << 4));
         }
@@ -126,7 +130,6 @@ impl Builder {
 
     fn push_i8(&mut self, d: f32, q: &[u8]) {
         self.p.d.push(d);
-        self.p.c.push(-128.0 * d);
         self.p.qs.extend_from_slice(&q[..32]);
     }
 }
@@ -145,7 +148,8 @@ pub fn pack(dtype: GgmlDType, data: &[u8], n: usize, k: usize) -> Option<Packed>
         GgmlDType::Q5_0 | GgmlDType::Q5_1 => Layout::U5,
         _ => Layout::I8,
     };
-    let mut b = Builder::new(layout, n, k);
+    let mins = matches!(dtype, GgmlDType::Q4_1 | GgmlDType::Q5_1 | GgmlDType::Q4K);
+    let mut b = Builder::new(layout, n, k, mins);
     b.p.offset = match dtype {
         GgmlDType::Q4_0 => Some(8),
         GgmlDType::Q5_0 => Some(16),
@@ -158,9 +162,9 @@ pub fn pack(dtype: GgmlDType, data: &[u8], n: usize, k: usize) -> Option<Packed>
             GgmlDType::Q4_0 | GgmlDType::Q4_1 => {
                 let d = rd16(blk, 0);
                 let (c, qs) = if dtype == GgmlDType::Q4_0 {
-                    (-8.0 * d, &blk[2..18])
+                    (None, &blk[2..18])
                 } else {
-                    (rd16(blk, 2), &blk[4..20])
+                    (Some(rd16(blk, 2)), &blk[4..20])
                 };
                 for i in 0..16 {
                     u[i] = qs[i] & 0xf;
@@ -171,9 +175,9 @@ pub fn pack(dtype: GgmlDType, data: &[u8], n: usize, k: usize) -> Option<Packed>
             GgmlDType::Q5_0 | GgmlDType::Q5_1 => {
                 let d = rd16(blk, 0);
                 let (c, o) = if dtype == GgmlDType::Q5_0 {
-                    (-16.0 * d, 2)
+                    (None, 2)
                 } else {
-                    (rd16(blk, 2), 4)
+                    (Some(rd16(blk, 2)), 4)
                 };
                 let qh = u32::from_le_bytes([blk[o], blk[o + 1], blk[o + 2], blk[o + 3]]);
                 let qs = &blk[o + 4..o + 20];
@@ -197,7 +201,7 @@ pub fn pack(dtype: GgmlDType, data: &[u8], n: usize, k: usize) -> Option<Packed>
                     for (l, &q) in group.iter().enumerate() {
                         u[l] = if sb % 2 == 0 { q & 0xf } else { q >> 4 };
                     }
-                    b.push_u(d * s as f32, -dmin * m as f32, &u);
+                    b.push_u(d * s as f32, Some(-dmin * m as f32), &u);
                 }
             }
             _ => return None,
@@ -224,6 +228,17 @@ impl Packed {
     /// Blocks per row.
     pub fn nb(&self) -> usize {
         self.k / BLOCK
+    }
+
+    /// Offset of block `blk` (global index `row * nb + b`): the stored min, or `-o * d` for
+    /// an offset type (for [`Layout::I8`], `-128 d`: the correction the VNNI kernels need
+    /// after biasing signed weights to unsigned).
+    #[inline]
+    pub fn c_at(&self, blk: usize) -> f32 {
+        match self.offset {
+            Some(o) => -(o as f32) * self.d[blk],
+            None => self.c[blk],
+        }
     }
 
     /// The 32 quants of block `blk` (global index `row * nb + b`) as integers: unsigned `u`
@@ -258,7 +273,7 @@ impl Packed {
         let mut out = Vec::with_capacity(nbt * BLOCK);
         for blk in 0..nbt {
             let q = self.quants(blk);
-            let (d, c) = (self.d[blk], self.c[blk]);
+            let (d, c) = (self.d[blk], self.c_at(blk));
             for v in q {
                 out.push(match self.layout {
                     Layout::I8 => d * v as f32,

@@ -389,8 +389,11 @@ unsafe fn scalar_rows(w: &Packed, a: &ActQ, m: usize, j0: usize, j1: usize, out:
 /// As [`QLinear::rows`].
 unsafe fn offset_term(w: &Packed, a: &ActQ, m: usize, j0: usize, j1: usize, out: *mut f32) {
     let nb = w.nb();
+    let mut c = vec![0f32; nb];
     for j in j0..j1 {
-        let c = &w.c[j * nb..(j + 1) * nb];
+        for (b, cb) in c.iter_mut().enumerate() {
+            *cb = w.c_at(j * nb + b);
+        }
         for i in 0..m {
             let s = &a.s[i * nb..(i + 1) * nb];
             // 8 partial sums so the loop vectorizes.
