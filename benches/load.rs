@@ -4,8 +4,9 @@
 //! PNG), 5% over-limit preview. Beside the N clients, one probe client sends a short `count`
 //! every 20 ms. Prints one markdown table: requests/s of pass-through, p50/p95/p99 latency per
 //! kind and of the `count` probe, the summaries' model-queue wait, `overloaded` answers, the
-//! daemon's peak RSS (VmHWM), RSS after 10, 100 and 1,000 requests, and open fds before/after
-//! each level.
+//! daemon's peak RSS (VmHWM), RSS after 10, 100 and 1,000 requests, RSS at rest after 10
+//! requests and after all of them (their ratio is issue 6's growth check), and open fds
+//! before/after each level.
 //!
 //! Closed loop by default: each client sends its next request when the last one is answered, so
 //! latency is at least N / throughput. With `LOAD_RATE` (requests/s, all clients together) it is
@@ -62,6 +63,13 @@ fn corpus(name: &str) -> String {
         .join("tests/corpus")
         .join(name);
     String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned()
+}
+
+/// The daemon's RSS once it has been idle for 2 s (the long lane trims freed heap memory after
+/// its tasks; see `daemon::lanes::release_free_memory`), in bytes.
+fn rss_at_rest(pid: u32) -> u64 {
+    std::thread::sleep(Duration::from_secs(2));
+    proc_status_bytes(pid, "VmRSS:")
 }
 
 /// One value (`VmHWM`, `VmRSS`) of `/proc/<pid>/status`, in bytes.
@@ -219,8 +227,21 @@ fn main() {
         preview: corpus("log_01.log"),
     });
 
-    let total = Arc::new(AtomicUsize::new(0));
-    let rss_marks = Arc::new(Mutex::new((None::<u64>, None::<u64>, None::<u64>)));
+    // At rest after 10 requests: one client sends 10 of the mix in turn, then the daemon idles.
+    // Compared with the RSS at rest after every level (growth, not in-flight requests).
+    let rest_10 = {
+        let mut c = Client::connect(&socket).expect("warm-up client connects");
+        let _ = c.set_timeout(Some(Duration::from_secs(120)));
+        let mut rng = 0x5851_f42d_4c95_7f2du64;
+        for i in 0..10 {
+            let kind = draw_kind(&mut rng);
+            let _ = c.guard(&request(kind, i, &inputs, &session));
+        }
+        drop(c);
+        rss_at_rest(pid)
+    };
+    let total = Arc::new(AtomicUsize::new(10));
+    let rss_marks = Arc::new(Mutex::new((None::<u64>, None::<u64>)));
     let mut rows = Vec::new();
     for &n in &levels {
         let fds_before = open_fds(pid);
@@ -357,13 +378,13 @@ fn main() {
                         }
                         drop(l);
                         let done = total.fetch_add(1, Ordering::SeqCst) + 1;
-                        if done == 10 || done == 100 || done == 1000 {
+                        if done == 100 || done == 1000 {
                             let rss = proc_status_bytes(pid, "VmRSS:");
                             let mut m = marks.lock().unwrap();
-                            match done {
-                                10 => m.2 = Some(rss),
-                                100 => m.0 = Some(rss),
-                                _ => m.1 = Some(rss),
+                            if done == 100 {
+                                m.0 = Some(rss);
+                            } else {
+                                m.1 = Some(rss);
                             }
                         }
                     }
@@ -429,6 +450,7 @@ fn main() {
         rows.push(row);
     }
     let total = total.load(Ordering::SeqCst);
+    let rest_end = rss_at_rest(pid);
     let marks = *rss_marks.lock().unwrap();
     let show = |m: Option<u64>| m.map_or("n/a".into(), mb);
     println!();
@@ -446,12 +468,17 @@ fn main() {
     }
     println!();
     println!(
-        "RSS after 10 requests: {} MB; after 100: {} MB; after 1,000: {} MB; now ({total} requests): {} MB; peak {} MB.",
-        show(marks.2),
+        "RSS under load after 100 requests: {} MB; after 1,000: {} MB; now ({total} requests): {} MB; peak {} MB.",
         show(marks.0),
         show(marks.1),
         mb(proc_status_bytes(pid, "VmRSS:")),
         mb(proc_status_bytes(pid, "VmHWM:"))
+    );
+    println!(
+        "RSS at rest (no request in flight, 2 s idle) after 10 requests: {} MB; after all {total}: {} MB; ratio {:.2}.",
+        mb(rest_10),
+        mb(rest_end),
+        rest_end as f64 / rest_10.max(1) as f64
     );
     let _ = Client::connect(&socket).and_then(|mut c| {
         c.shutdown().map_err(std::io::Error::other)?;

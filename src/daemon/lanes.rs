@@ -14,6 +14,7 @@
 //! pass-through and `count` latency stays near its unloaded value while the model is busy.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -101,6 +102,39 @@ pub fn init_background_compute(threads: Option<usize>) -> usize {
 
 type Task = Box<dyn FnOnce() + Send + 'static>;
 
+/// Least time between two [`release_free_memory`] calls that trim (ms).
+const TRIM_EVERY_MS: u64 = 250;
+
+/// Hands freed heap pages back to the OS (glibc's `malloc_trim(0)`, which also releases free
+/// pages inside each thread's arena): always when `idle`, else at most once per
+/// [`TRIM_EVERY_MS`]; a no-op on other C libraries. Called after each long-lane task: those
+/// hold a request's megabytes (input, reduced view, saved copy), and without it glibc kept
+/// them, so the daemon's RSS grew from 365 MB after 10 requests to 545 MB after 1,000 in the
+/// load bench.
+pub fn release_free_memory(idle: bool) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::sync::atomic::AtomicU64;
+        use std::time::{SystemTime, UNIX_EPOCH};
+        static LAST: AtomicU64 = AtomicU64::new(0);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let last = LAST.load(Ordering::Relaxed);
+        if !idle && now.saturating_sub(last) < TRIM_EVERY_MS
+            || LAST
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        // SAFETY: malloc_trim only returns free memory to the OS; no pointer is invalidated.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
+}
+
 /// Error of [`LongLane::run`].
 #[derive(Debug, thiserror::Error)]
 pub enum LaneError {
@@ -116,6 +150,8 @@ pub enum LaneError {
 /// unbounded; the server bounds it by connections (one request answered at a time each).
 pub struct LongLane {
     tx: Mutex<Option<mpsc::Sender<Task>>>,
+    /// Tasks queued or running.
+    pending: Arc<AtomicUsize>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     size: usize,
 }
@@ -129,9 +165,11 @@ impl LongLane {
         let size = threads.max(1);
         let (tx, rx) = mpsc::channel::<Task>();
         let rx = Arc::new(Mutex::new(rx));
+        let pending = Arc::new(AtomicUsize::new(0));
         let mut handles = Vec::with_capacity(size);
         for i in 0..size {
             let rx = rx.clone();
+            let pending = pending.clone();
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("toolsum-long-{i}"))
@@ -140,7 +178,13 @@ impl LongLane {
                         loop {
                             let task = rx.lock().expect("lane queue lock").recv();
                             match task {
-                                Ok(t) => t(),
+                                Ok(t) => {
+                                    t();
+                                    // The last task of a burst trims at once; under
+                                    // steady load, at most every TRIM_EVERY_MS.
+                                    let left = pending.fetch_sub(1, Ordering::SeqCst) - 1;
+                                    release_free_memory(left == 0);
+                                }
                                 Err(_) => break,
                             }
                         }
@@ -149,6 +193,7 @@ impl LongLane {
         }
         Ok(Self {
             tx: Mutex::new(Some(tx)),
+            pending,
             threads: Mutex::new(handles),
             size,
         })
@@ -176,7 +221,11 @@ impl LongLane {
         {
             let guard = self.tx.lock().expect("lane sender lock");
             let tx = guard.as_ref().ok_or(LaneError::Stopped)?;
-            tx.send(task).map_err(|_| LaneError::Stopped)?;
+            self.pending.fetch_add(1, Ordering::SeqCst);
+            if tx.send(task).is_err() {
+                self.pending.fetch_sub(1, Ordering::SeqCst);
+                return Err(LaneError::Stopped);
+            }
         }
         rx.await.map_err(|_| LaneError::Stopped)?
     }

@@ -217,7 +217,10 @@ impl Engine {
                 kernels: opts.kernels,
             },
         )?;
-        let cache = model.new_cache()?;
+        let mut cache = model.new_cache()?;
+        // The daemon's footprint is set here: RSS stays flat over requests (issue 6's
+        // RSS-after-1,000 / after-10 check).
+        cache.commit();
         let name = match content.metadata.get("general.name") {
             Some(candle_core::quantized::gguf_file::Value::String(s)) => s.clone(),
             _ => opts

@@ -570,8 +570,8 @@ fn causal_mask(t: usize, pos: usize, device: &Device) -> Result<Tensor> {
 }
 
 /// The KV cache, preallocated for the whole context and filled up to `len` tokens: per layer,
-/// f32 keys and values, either as candle tensors `[1, n_head_kv, ctx, head_dim]` (candle path)
-/// or as the CPU path's plain buffers (keys transposed; see [`super::cpu`]).
+/// keys and values, either as f32 candle tensors `[1, n_head_kv, ctx, head_dim]` (candle path)
+/// or as the CPU path's f16 buffers (keys transposed in blocks; see [`super::cpu`]).
 #[derive(Debug)]
 pub struct KvCache {
     store: Store,
@@ -595,6 +595,33 @@ pub struct KvSnapshot {
 }
 
 impl KvCache {
+    /// Commits every page of the cache now (writes one zero per 4 KiB page of the CPU path's
+    /// buffers; candle's tensors are left as they are), so a long-lived process's memory is
+    /// what it is after load instead of growing as contexts first reach new lengths (as
+    /// llama.cpp clears its KV buffer at load). Returns the cache's size in bytes.
+    pub fn commit(&mut self) -> usize {
+        match &mut self.store {
+            Store::Raw(layers) => {
+                let mut bytes = 0;
+                for l in layers.iter_mut() {
+                    for buf in [&mut l.kt, &mut l.v] {
+                        // 2048 u16 = one 4 KiB page; the zeros are what the buffer holds.
+                        for x in buf.iter_mut().step_by(2048) {
+                            // SAFETY: `x` is a valid, aligned, exclusive reference.
+                            unsafe { std::ptr::write_volatile(x, 0) };
+                        }
+                        bytes += buf.len() * 2;
+                    }
+                }
+                bytes
+            }
+            Store::Tensors(layers) => layers
+                .iter()
+                .map(|(k, v)| (k.elem_count() + v.elem_count()) * k.dtype().size_in_bytes())
+                .sum(),
+        }
+    }
+
     /// Tokens currently held.
     pub fn len(&self) -> usize {
         self.len

@@ -173,7 +173,7 @@ impl Team {
         let mut spins = 0u32;
         while s.done.load(SeqCst) < n {
             spins = spins.wrapping_add(1);
-            if spins % 64 == 0 && t0.elapsed() > WAIT_SPIN {
+            if spins.is_multiple_of(64) && t0.elapsed() > WAIT_SPIN {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
@@ -215,7 +215,7 @@ fn worker(s: &Shared) {
                 return;
             }
             spins = spins.wrapping_add(1);
-            if spins % 256 == 0 && t0.elapsed() > SPIN {
+            if spins.is_multiple_of(256) && t0.elapsed() > SPIN {
                 let mut g = s.lock.lock().unwrap_or_else(|e| e.into_inner());
                 s.sleepers.fetch_add(1, SeqCst);
                 while s.claim.load(SeqCst) >> 32 == seen && !s.shutdown.load(SeqCst) {
@@ -281,7 +281,7 @@ pub(crate) fn par_for(n: usize, f: impl Fn(usize) + Sync) {
     match CURRENT.with(Cell::get) {
         Current::Rayon if n > 1 && rayon::current_num_threads() > 1 => {
             let f = &f;
-            (0..n).into_par_iter().for_each(|i| f(i))
+            (0..n).into_par_iter().for_each(f)
         }
         Current::Rayon | Current::Serial => (0..n).for_each(f),
         // SAFETY: as in `parallelism`.
