@@ -23,9 +23,14 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-/// How long an idle worker spins for new work before it parks (a decode step's gap between
+/// How long an idle worker waits for new work before it parks (a decode step's gap between
 /// loops is microseconds; between two steps, sampling takes well under this).
 const SPIN: Duration = Duration::from_millis(2);
+/// Of [`SPIN`], how long the worker only spins; after that it yields its core on each check,
+/// so when another process holds the other core a waiting worker does not take time slices
+/// from the thread doing the step's serial work (with nothing else runnable, a yield returns
+/// at once).
+const PURE_SPIN: Duration = Duration::from_micros(20);
 /// How long the caller spins for the team's last task before it yields its core on each
 /// check (so a worker that lost its core to another process can run).
 const WAIT_SPIN: Duration = Duration::from_micros(50);
@@ -215,7 +220,14 @@ fn worker(s: &Shared) {
                 return;
             }
             spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(256) && t0.elapsed() > SPIN {
+            let waited = if spins.is_multiple_of(64) {
+                t0.elapsed()
+            } else {
+                Duration::ZERO
+            };
+            if waited > PURE_SPIN && waited <= SPIN {
+                std::thread::yield_now();
+            } else if waited > SPIN {
                 let mut g = s.lock.lock().unwrap_or_else(|e| e.into_inner());
                 s.sleepers.fetch_add(1, SeqCst);
                 while s.claim.load(SeqCst) >> 32 == seen && !s.shutdown.load(SeqCst) {
