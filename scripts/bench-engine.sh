@@ -22,7 +22,7 @@ TOOLSUM_BENCH_MODELS=$models TOOLSUM_BENCH_PP=512 TOOLSUM_BENCH_TG=128 TOOLSUM_T
 if [ -x "$llama" ]; then
   # The snapshot's commit: a COMMIT file beside the source or its parent, or its git HEAD.
   bin=$(dirname "$llama")
-  commit=$(cat "$bin/../../COMMIT" "$bin/../../../COMMIT" 2>/dev/null | head -1)
+  commit=$(cat "$bin/../../COMMIT" "$bin/../../../COMMIT" 2>/dev/null | head -1 || true)
   commit=${commit:-$(git -C "$bin/../.." rev-parse HEAD 2>/dev/null || echo unknown)}
   echo "llama.cpp: $llama (commit $commit)"
   for m in ${models//,/ }; do
