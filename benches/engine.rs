@@ -168,7 +168,11 @@ fn main() {
             let mut cache = m.new_cache().expect("cache");
             let kern = kernels_label(&m);
             let mut emit = |test: String, v: f64| {
-                println!("| {spec} | {kern} | {test} | {v:.1} |");
+                if test.contains("ratio") {
+                    println!("| {spec} | {kern} | {test} | {v:.2} |");
+                } else {
+                    println!("| {spec} | {kern} | {test} | {v:.1} |");
+                }
                 rows.push(serde_json::json!({"model": spec, "kernels": kern, "test": test, "tok_per_s": v}));
             };
             for &pp in &pps {

@@ -60,6 +60,8 @@ pub(crate) struct CpuModel {
     pub ctx: usize,
     /// Whether to run the attention loops in their AVX2 build.
     pub simd: bool,
+    /// Whether the attention products run on 512-bit vectors (AVX-512F; see [`wide_for`]).
+    pub wide: bool,
 }
 
 /// Positions per block of transposed keys (see the module docs): one block is 16 f16 lanes,
@@ -230,7 +232,7 @@ impl CpuModel {
         let mut parts = vec![0f32; splits * t * cfg.n_head * w];
         let pp = SendPtr(parts.as_mut_ptr());
         let ctx = self.ctx;
-        let simd = self.simd;
+        let (simd, wide) = (self.simd, self.wide);
         let n_head = cfg.n_head;
         let task = |idx: usize| {
             let (g, rest) = (idx / (blocks * splits), idx % (blocks * splits));
@@ -260,7 +262,7 @@ impl CpuModel {
             let out = |row: usize, head: usize| unsafe {
                 std::slice::from_raw_parts_mut(pp.get().add(((c * t + row) * n_head + head) * w), w)
             };
-            job.run(simd, out);
+            job.run(simd, wide, out);
         };
         par_for(base_tasks * splits, task);
         // Merge: y = sum_c e^(m_c - m) o_c / sum_c e^(m_c - m) l_c.
@@ -425,16 +427,24 @@ struct AttnJob<'a> {
 }
 
 impl AttnJob<'_> {
-    fn run<'o>(&self, simd: bool, out: impl FnMut(usize, usize) -> &'o mut [f32]) {
+    /// Runs the task on the widest path allowed: 512-bit products (`wide`), AVX2 (`simd`),
+    /// or portable loops.
+    fn run<'o>(&self, simd: bool, wide: bool, out: impl FnMut(usize, usize) -> &'o mut [f32]) {
         SCRATCH.with(|cell| {
             let (s, o) = &mut *cell.borrow_mut();
+            #[cfg(target_arch = "x86_64")]
+            if simd && wide {
+                // SAFETY: `wide` is set only when AVX-512F (and AVX2, FMA, F16C) were detected.
+                unsafe { self.run_avx512(s, o, out) };
+                return;
+            }
             #[cfg(target_arch = "x86_64")]
             if simd {
                 // SAFETY: `simd` is set only when AVX2 and FMA were detected.
                 unsafe { self.run_avx2(s, o, out) };
                 return;
             }
-            self.run_generic(false, s, o, out);
+            self.run_generic(0, s, o, out);
         })
     }
 
@@ -446,17 +456,31 @@ impl AttnJob<'_> {
         o: &mut Vec<f32>,
         out: impl FnMut(usize, usize) -> &'o mut [f32],
     ) {
-        self.run_generic(true, s, o, out);
+        self.run_generic(1, s, o, out);
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2,fma,f16c")]
+    unsafe fn run_avx512<'o>(
+        &self,
+        s: &mut Vec<f32>,
+        o: &mut Vec<f32>,
+        out: impl FnMut(usize, usize) -> &'o mut [f32],
+    ) {
+        self.run_generic(2, s, o, out);
+    }
+
+    /// The task's loops; `level` 0 = portable, 1 = AVX2, 2 = AVX-512 products (the caller
+    /// has checked the CPU for the level).
     #[inline(always)]
     fn run_generic<'o>(
         &self,
-        simd: bool,
+        level: u8,
         s: &mut Vec<f32>,
         o: &mut Vec<f32>,
         mut out: impl FnMut(usize, usize) -> &'o mut [f32],
     ) {
+        let simd = level >= 1;
         let hd = self.hd;
         let nqry = self.rows * self.n_rep;
         let (c0, n) = (self.c0, self.c1 - self.c0);
@@ -493,11 +517,15 @@ impl AttnJob<'_> {
             let (qp, sp) = (&qs[q0 * hd..(q0 + qb) * hd], &mut s[q0 * ld..]);
             if simd {
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: AVX2+FMA detected (`simd`); `kt` holds the key blocks covering
-                // 0..n (c0 + n <= ctx, whose blocks are whole); `qp` holds qb rows of hd;
-                // `sp` holds qb rows of ld.
+                // SAFETY: AVX2+FMA detected (`simd`), AVX-512F for level 2; `kt` holds the
+                // key blocks covering 0..n (c0 + n <= ctx, whose blocks are whole); `qp`
+                // holds qb rows of hd; `sp` holds qb rows of ld.
                 unsafe {
-                    scores_x86(kt, hd, qp, qb, n, sp, ld)
+                    if level == 2 {
+                        scores_x86_512(kt, hd, qp, qb, n, sp, ld)
+                    } else {
+                        scores_x86(kt, hd, qp, qb, n, sp, ld)
+                    }
                 };
             } else {
                 scores_generic(kt, hd, qp, qb, n, sp, ld);
@@ -533,10 +561,14 @@ impl AttnJob<'_> {
             let (sp, op) = (&s[q0 * ld..(q0 + qb) * ld], &mut o[q0 * hd..]);
             if simd {
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: AVX2+FMA detected; `v` holds n rows of hd (hd % 16 == 0);
-                // `sp` qb rows of ld >= n; `op` qb rows of hd.
+                // SAFETY: AVX2+FMA detected, AVX-512F for level 2; `v` holds n rows of hd
+                // (hd % 16 == 0); `sp` qb rows of ld >= n; `op` qb rows of hd.
                 unsafe {
-                    weighted_x86(v, hd, sp, ld, qb, n, op)
+                    if level == 2 {
+                        weighted_x86_512(v, hd, sp, ld, qb, n, op)
+                    } else {
+                        weighted_x86(v, hd, sp, ld, qb, n, op)
+                    }
                 };
             } else {
                 weighted_generic(v, hd, sp, ld, qb, n, op);
@@ -648,6 +680,145 @@ unsafe fn weighted_x86(
         // Output dims d0..d0+16: kk runs over positions (rows of the values).
         outer16(nq, wp, ld, vp.add(d0), hd, n, op.add(d0), hd);
         d0 += 16;
+    }
+}
+
+/// AVX-512 [`scores_generic`]: one key block (16 positions, one register) x up to [`QB`]
+/// queries.
+///
+/// # Safety
+/// AVX-512F, FMA and F16C; `nq <= QB`; `hd % 16 == 0`; slice bounds as in [`scores_generic`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma,f16c")]
+unsafe fn scores_x86_512(
+    kt: &[u16],
+    hd: usize,
+    q: &[f32],
+    nq: usize,
+    n: usize,
+    s: &mut [f32],
+    ld: usize,
+) {
+    let nb = n.div_ceil(KEY_BLOCK);
+    debug_assert!(nq <= QB && q.len() >= nq * hd && s.len() >= (nq - 1) * ld + nb * KEY_BLOCK);
+    debug_assert!(kt.len() >= nb * hd * KEY_BLOCK);
+    let (ktp, qp, sp) = (kt.as_ptr(), q.as_ptr(), s.as_mut_ptr());
+    for b in 0..nb {
+        outer_wide::<1>(
+            nq,
+            qp,
+            hd,
+            ktp.add(b * hd * KEY_BLOCK),
+            KEY_BLOCK,
+            hd,
+            sp.add(b * KEY_BLOCK),
+            ld,
+        );
+    }
+}
+
+/// AVX-512 [`weighted_generic`]: up to 64 output dims (4 registers) x up to [`QB`] queries per
+/// pass over the values, so a head of 64 dims reads each value row once.
+///
+/// # Safety
+/// AVX-512F, FMA and F16C; `nq <= QB`; `hd % 16 == 0`; slice bounds as in
+/// [`weighted_generic`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma,f16c")]
+unsafe fn weighted_x86_512(
+    v: &[u16],
+    hd: usize,
+    w: &[f32],
+    ld: usize,
+    nq: usize,
+    n: usize,
+    o: &mut [f32],
+) {
+    debug_assert!(nq <= QB && hd.is_multiple_of(16) && v.len() >= n * hd);
+    let (vp, wp, op) = (v.as_ptr(), w.as_ptr(), o.as_mut_ptr());
+    let mut d0 = 0;
+    while d0 < hd {
+        let (vb, ob) = (vp.add(d0), op.add(d0));
+        match (hd - d0) / 16 {
+            1 => outer_wide::<1>(nq, wp, ld, vb, hd, n, ob, hd),
+            2 => outer_wide::<2>(nq, wp, ld, vb, hd, n, ob, hd),
+            3 => outer_wide::<3>(nq, wp, ld, vb, hd, n, ob, hd),
+            _ => outer_wide::<4>(nq, wp, ld, vb, hd, n, ob, hd),
+        }
+        d0 += 64.min(hd - d0);
+    }
+}
+
+/// [`outer16`] on 512-bit vectors for `16 * R` lanes: `out[qi * o_stride + l] = sum_{kk < kn}
+/// a[qi * a_stride + kk] * b[kk * b_stride + l]` for `qi < nq` (at most [`QB`]) and
+/// `l < 16 * R`, `b` in f16; `nq x R` accumulators stay in registers over all of `kk`.
+///
+/// # Safety
+/// AVX-512F, FMA and F16C; every index above in bounds of its pointer.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma,f16c")]
+unsafe fn outer_wide<const R: usize>(
+    nq: usize,
+    a: *const f32,
+    a_stride: usize,
+    b: *const u16,
+    b_stride: usize,
+    kn: usize,
+    out: *mut f32,
+    o_stride: usize,
+) {
+    macro_rules! go {
+        ($n:literal) => {
+            outer_wide_n::<$n, R>(a, a_stride, b, b_stride, kn, out, o_stride)
+        };
+    }
+    match nq {
+        1 => go!(1),
+        2 => go!(2),
+        3 => go!(3),
+        4 => go!(4),
+        5 => go!(5),
+        _ => go!(6),
+    }
+}
+
+/// [`outer_wide`] for `N` queries.
+///
+/// # Safety
+/// As [`outer_wide`].
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma,f16c")]
+unsafe fn outer_wide_n<const N: usize, const R: usize>(
+    a: *const f32,
+    a_stride: usize,
+    b: *const u16,
+    b_stride: usize,
+    kn: usize,
+    out: *mut f32,
+    o_stride: usize,
+) {
+    use std::arch::x86_64::*;
+    let mut acc = [[_mm512_setzero_ps(); R]; N];
+    for kk in 0..kn {
+        let row = b.add(kk * b_stride);
+        let mut bv = [_mm512_setzero_ps(); R];
+        for (r, x) in bv.iter_mut().enumerate() {
+            *x = _mm512_cvtph_ps(_mm256_loadu_si256(row.add(16 * r) as *const __m256i));
+        }
+        for (qi, accq) in acc.iter_mut().enumerate() {
+            let x = _mm512_set1_ps(*a.add(qi * a_stride + kk));
+            for (r, ar) in accq.iter_mut().enumerate() {
+                *ar = _mm512_fmadd_ps(x, bv[r], *ar);
+            }
+        }
+    }
+    for (qi, accq) in acc.iter().enumerate() {
+        for (r, ar) in accq.iter().enumerate() {
+            _mm512_storeu_ps(out.add(qi * o_stride + 16 * r), *ar);
+        }
     }
 }
 
@@ -968,6 +1139,12 @@ fn write_kv(
     }
 }
 
+/// Whether the attention products can use 512-bit vectors: kernels `isa` are the AVX-512 ones
+/// (which imply AVX-512F) and the AVX2 build is allowed ([`simd_for`]).
+pub(crate) fn wide_for(isa: Isa) -> bool {
+    isa == Isa::Avx512Vnni && simd_for(isa)
+}
+
 /// Whether the attention loops can use their AVX2 + F16C build on this CPU for kernels `isa`.
 pub(crate) fn simd_for(isa: Isa) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -1152,8 +1329,11 @@ mod tests {
         let q: Vec<f32> = (0..t * cfg.n_head * cfg.head_dim)
             .map(|_| rnd() * 4.0)
             .collect();
-        for simd in [false, true] {
+        for (simd, wide) in [(false, false), (true, false), (true, true)] {
             if simd && !(Isa::available().contains(&Isa::Avx2) && simd_for(Isa::Avx2)) {
+                continue;
+            }
+            if wide && !Isa::available().contains(&Isa::Avx512Vnni) {
                 continue;
             }
             let mut layer = RawLayer::new(cfg, ctx);
@@ -1185,6 +1365,7 @@ mod tests {
                 sin: vec![],
                 ctx,
                 simd,
+                wide,
             };
             let mut y = vec![0f32; q.len()];
             model.attention(cfg, &q, &layer, pos, t, &mut y);
@@ -1194,7 +1375,7 @@ mod tests {
             with_team(None, || model.attention(cfg, &q, &layer, pos, t, &mut y1));
             assert_eq!(
                 y, y1,
-                "pos={pos} t={t} simd={simd}: thread count changed the result"
+                "pos={pos} t={t} simd={simd} wide={wide}: thread count changed the result"
             );
             let team = Team::new(3);
             with_team(Some(&team), || {
@@ -1202,7 +1383,7 @@ mod tests {
             });
             assert_eq!(
                 y, y1,
-                "pos={pos} t={t} simd={simd}: the team changed the result"
+                "pos={pos} t={t} simd={simd} wide={wide}: the team changed the result"
             );
             // The cache holds f16: compare with the naive loops on the same rounded values.
             let r16 = |x: &Vec<f32>| -> Vec<f32> {
@@ -1212,7 +1393,7 @@ mod tests {
             for (a, b) in y.iter().zip(&want) {
                 assert!(
                     (a - b).abs() < 1e-5,
-                    "pos={pos} t={t} simd={simd}: {a} vs {b}"
+                    "pos={pos} t={t} simd={simd} wide={wide}: {a} vs {b}"
                 );
             }
             // A snapshot of the first `pos` positions restores them exactly.

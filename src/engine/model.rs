@@ -16,7 +16,7 @@ use candle_core::quantized::gguf_file::{self, Content, Value};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{DType, Device, IndexOp, Module, Tensor};
 
-use super::cpu::{simd_for, CpuBlock, CpuModel, RawLayer, Threads};
+use super::cpu::{simd_for, wide_for, CpuBlock, CpuModel, RawLayer, Threads};
 use super::kernels::{Isa, QLinear};
 
 /// Architectures this engine runs (`general.architecture`).
@@ -774,5 +774,6 @@ fn cpu_model(
         sin: vec(sin)?,
         ctx,
         simd: simd_for(isa),
+        wide: wide_for(isa),
     })
 }
