@@ -260,6 +260,28 @@ impl Drop for Daemon {
     }
 }
 
+/// `(thread name, nice)` of every thread of process `pid` (Linux `/proc/<pid>/task/*/stat`:
+/// the nice value is field 19, the 17th after the parenthesized name).
+fn thread_nices(pid: u32) -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let Ok(stat) = std::fs::read_to_string(e.unwrap().path().join("stat")) else {
+            continue;
+        };
+        let (Some(a), Some(b)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let nice = stat[b + 1..]
+            .split_whitespace()
+            .nth(16)
+            .unwrap()
+            .parse()
+            .unwrap();
+        out.push((stat[a + 1..b].to_string(), nice));
+    }
+    out
+}
+
 fn start_daemon(socket: &Path, envs: &[(&str, &str)]) -> Daemon {
     let model = util::model_path("tiny");
     let child = Command::new(util::bin())
@@ -407,6 +429,26 @@ fn real_daemon_end_to_end() {
     assert_eq!(std::fs::read(&saved).unwrap(), corpus);
     assert_eq!(mode(&saved), 0o600);
     assert!(r.text.contains(&r.saved.last().unwrap().path));
+
+    // The model ran: its thread and its compute team run at the background nice value, the
+    // socket's I/O threads at the daemon's own.
+    let threads = thread_nices(d.child.as_ref().unwrap().id());
+    let nice_of = |prefix: &str| -> Vec<i64> {
+        threads
+            .iter()
+            .filter(|(n, _)| n.starts_with(prefix))
+            .map(|&(_, v)| v)
+            .collect()
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for prefix in ["toolsum-model", "toolsum-team", "toolsum-long"] {
+        let v = nice_of(prefix);
+        // A one-core machine has no team workers (the model thread computes alone).
+        let expected = prefix != "toolsum-team" || cores > 1;
+        assert!(v.len() >= usize::from(expected), "{prefix}: {threads:?}");
+        assert!(v.iter().all(|&n| n >= 10), "{prefix}: {threads:?}");
+    }
+    assert!(nice_of("toolsum-io").iter().all(|&n| n == 0), "{threads:?}");
 
     // Preview above summarize_limit.
     let (r, _) = cli_guard(
