@@ -99,6 +99,8 @@ impl Shared {
 /// The caller plus `size - 1` spinning workers (see the module doc).
 pub(crate) struct Team {
     shared: Arc<Shared>,
+    /// Held by the thread running a loop: the claim word serves one loop at a time.
+    caller: Mutex<()>,
     workers: Vec<JoinHandle<()>>,
     size: usize,
 }
@@ -137,6 +139,7 @@ impl Team {
         let size = workers.len() + 1;
         Team {
             shared,
+            caller: Mutex::new(()),
             workers,
             size,
         }
@@ -148,7 +151,9 @@ impl Team {
     }
 
     /// Runs `f(0) .. f(n - 1)` on the team (the calling thread takes part) and returns when
-    /// all have finished. Tasks run in any order, each exactly once.
+    /// all have finished. Tasks run in any order, each exactly once. While another thread
+    /// runs a loop on the team (or from inside a task), the loop runs on the calling thread
+    /// alone.
     ///
     /// # Panics
     /// If `n > MAX_TASKS`, or (after every task has finished) if a task panicked.
@@ -157,7 +162,8 @@ impl Team {
         if n == 0 {
             return;
         }
-        if self.size == 1 || n == 1 {
+        let busy = self.caller.try_lock();
+        if self.size == 1 || n == 1 || busy.is_err() {
             (0..n).for_each(f);
             return;
         }
@@ -356,6 +362,27 @@ mod tests {
             sum.fetch_add(i, SeqCst);
         });
         assert_eq!(sum.load(SeqCst), 28);
+    }
+
+    #[test]
+    fn concurrent_and_nested_loops_run_every_task_once() {
+        let team = Team::new(2);
+        let total = AtomicUsize::new(0);
+        std::thread::scope(|sc| {
+            for _ in 0..3 {
+                sc.spawn(|| {
+                    for _ in 0..200 {
+                        team.for_each(8, &|_| {
+                            // Nested: runs on this thread alone.
+                            team.for_each(4, &|_| {
+                                total.fetch_add(1, SeqCst);
+                            });
+                        });
+                    }
+                });
+            }
+        });
+        assert_eq!(total.load(SeqCst), 3 * 200 * 8 * 4);
     }
 
     #[test]
