@@ -623,6 +623,34 @@ fn weighted_generic(
     }
 }
 
+/// The SIMD scores loop: `block(b_ptr, out_ptr)` computes one key block (16 positions) for
+/// the `nq` queries of `q` into `out_ptr` (rows `ld` apart).
+///
+/// # Safety
+/// `nq <= QB`; slice bounds as in [`scores_generic`]; `block` is safe to call on this CPU.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn scores_blocks(
+    kt: &[u16],
+    hd: usize,
+    q: &[f32],
+    nq: usize,
+    n: usize,
+    s: &mut [f32],
+    ld: usize,
+    block: impl Fn(*const u16, *mut f32),
+) {
+    let nb = n.div_ceil(KEY_BLOCK);
+    debug_assert!(nq <= QB && q.len() >= nq * hd && s.len() >= (nq - 1) * ld + nb * KEY_BLOCK);
+    debug_assert!(kt.len() >= nb * hd * KEY_BLOCK);
+    let (ktp, sp) = (kt.as_ptr(), s.as_mut_ptr());
+    for b in 0..nb {
+        // kk runs over the head dimension: rows of 16 positions, contiguous in the block.
+        block(ktp.add(b * hd * KEY_BLOCK), sp.add(b * KEY_BLOCK));
+    }
+}
+
 /// AVX2 [`scores_generic`]: one key block (16 positions) x up to [`QB`] queries per
 /// register block.
 ///
@@ -639,23 +667,11 @@ unsafe fn scores_x86(
     s: &mut [f32],
     ld: usize,
 ) {
-    let nb = n.div_ceil(KEY_BLOCK);
-    debug_assert!(nq <= QB && q.len() >= nq * hd && s.len() >= (nq - 1) * ld + nb * KEY_BLOCK);
-    debug_assert!(kt.len() >= nb * hd * KEY_BLOCK);
-    let (ktp, qp, sp) = (kt.as_ptr(), q.as_ptr(), s.as_mut_ptr());
-    for b in 0..nb {
-        // kk runs over the head dimension: rows of 16 positions, contiguous in the block.
-        outer16(
-            nq,
-            qp,
-            hd,
-            ktp.add(b * hd * KEY_BLOCK),
-            KEY_BLOCK,
-            hd,
-            sp.add(b * KEY_BLOCK),
-            ld,
-        );
-    }
+    let qp = q.as_ptr();
+    // SAFETY (closure): this function's features; pointers as checked in `scores_blocks`.
+    scores_blocks(kt, hd, q, nq, n, s, ld, |kb, out| unsafe {
+        outer16(nq, qp, hd, kb, KEY_BLOCK, hd, out, ld)
+    });
 }
 
 /// AVX2 [`weighted_generic`]: 16 output dims x up to [`QB`] queries per register block.
@@ -699,22 +715,11 @@ unsafe fn scores_x86_512(
     s: &mut [f32],
     ld: usize,
 ) {
-    let nb = n.div_ceil(KEY_BLOCK);
-    debug_assert!(nq <= QB && q.len() >= nq * hd && s.len() >= (nq - 1) * ld + nb * KEY_BLOCK);
-    debug_assert!(kt.len() >= nb * hd * KEY_BLOCK);
-    let (ktp, qp, sp) = (kt.as_ptr(), q.as_ptr(), s.as_mut_ptr());
-    for b in 0..nb {
-        outer_wide::<1>(
-            nq,
-            qp,
-            hd,
-            ktp.add(b * hd * KEY_BLOCK),
-            KEY_BLOCK,
-            hd,
-            sp.add(b * KEY_BLOCK),
-            ld,
-        );
-    }
+    let qp = q.as_ptr();
+    // SAFETY (closure): this function's features; pointers as checked in `scores_blocks`.
+    scores_blocks(kt, hd, q, nq, n, s, ld, |kb, out| unsafe {
+        outer_wide::<1>(nq, qp, hd, kb, KEY_BLOCK, hd, out, ld)
+    });
 }
 
 /// AVX-512 [`weighted_generic`]: up to 64 output dims (4 registers) x up to [`QB`] queries per
