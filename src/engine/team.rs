@@ -26,21 +26,21 @@ use rayon::prelude::*;
 /// How long an idle worker waits for new work before it parks (a decode step's gap between
 /// loops is microseconds; between two steps, sampling takes well under this).
 const SPIN: Duration = Duration::from_millis(2);
-/// Of [`SPIN`], how long the worker only spins; after that it yields its core on each check,
-/// so when another process holds the other core a waiting worker does not take time slices
-/// from the thread doing the step's serial work (with nothing else runnable, a yield returns
-/// at once).
+/// Of [`SPIN`], how long the worker only spins; after that it yields its core on every 64th
+/// check, so when another process holds the other core a waiting worker does not take time
+/// slices from the thread doing the step's serial work (with nothing else runnable, a yield
+/// returns at once).
 const PURE_SPIN: Duration = Duration::from_micros(20);
-/// How long the caller spins for the team's last task before it yields its core on each
-/// check (so a worker that lost its core to another process can run).
+/// How long the caller spins for the team's last task before it yields its core on every
+/// 64th check (so a worker that lost its core to another process can run).
 const WAIT_SPIN: Duration = Duration::from_micros(50);
 /// Most tasks of one loop (the claim word holds the count in 16 bits).
 pub(crate) const MAX_TASKS: usize = 0xffff;
 
 type Task<'a> = dyn Fn(usize) + Sync + 'a;
 
-/// The job a loop publishes: a pointer to the caller's closure (a fat pointer, so it is boxed
-/// behind a thin one on the caller's stack).
+/// The job a loop publishes: the caller's closure (a fat pointer), in a struct on the caller's
+/// stack so that a thin pointer to it fits an `AtomicPtr`.
 struct Job<'a> {
     f: &'a Task<'a>,
 }
@@ -80,15 +80,17 @@ impl Shared {
 
     /// Runs every task of loop `epoch` this thread can claim.
     fn work(&self, epoch: u64) {
-        // Read before the first claim: a successful claim proves the loop was unfinished
-        // between this read and the claim, so the job read here is that loop's.
-        let job = self.job.load(SeqCst);
         while let Some(i) = self.claim(epoch) {
-            // SAFETY: the claim succeeded, so loop `epoch` has an unfinished task (this one)
-            // and its caller is still waiting in `for_each`, keeping the job alive until
-            // `done` counts this task.
+            // Read after the claim: the loop holding `epoch` now has an unfinished task (this
+            // one), so its caller cannot publish another job until `done` counts it; the job
+            // read here is that loop's.
+            let job = self.job.load(SeqCst);
+            // SAFETY: as above, the caller is still waiting in `for_each`, keeping the job
+            // alive until `done` counts this task.
             let f = unsafe { (*job).f };
-            if catch_unwind(AssertUnwindSafe(|| f(i))).is_err() {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(i))) {
+                // Not dropped here: a payload whose drop panics would unwind past `done`.
+                std::mem::forget(payload);
                 self.panicked.store(true, SeqCst);
             }
             self.done.fetch_add(1, SeqCst);
@@ -162,8 +164,13 @@ impl Team {
         if n == 0 {
             return;
         }
-        let busy = self.caller.try_lock();
-        if self.size == 1 || n == 1 || busy.is_err() {
+        // A poisoned lock (a task panicked under it) is still ours to take.
+        let busy = match self.caller.try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        if self.size == 1 || n == 1 || busy.is_none() {
             (0..n).for_each(f);
             return;
         }
@@ -173,7 +180,7 @@ impl Team {
         s.panicked.store(false, SeqCst);
         s.job
             .store(&job as *const Job<'_> as *mut Job<'static>, SeqCst);
-        let epoch = (s.claim.load(SeqCst) >> 32) + 1;
+        let epoch = ((s.claim.load(SeqCst) >> 32) + 1) & 0xffff_ffff;
         s.claim.store(epoch << 32 | (n as u64) << 16, SeqCst);
         if s.sleepers.load(SeqCst) > 0 {
             let _g = s.lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -212,7 +219,10 @@ impl Drop for Team {
 }
 
 /// A worker: wait for a new loop (spinning for [`SPIN`], then parked), take part, repeat.
+/// A parallel loop started inside one of its tasks runs on this thread alone, as it does on
+/// the caller's.
 fn worker(s: &Shared) {
+    CURRENT.with(|c| c.set(Current::Serial));
     let mut seen = 0u64;
     loop {
         let t0 = Instant::now();
@@ -362,6 +372,19 @@ mod tests {
             sum.fetch_add(i, SeqCst);
         });
         assert_eq!(sum.load(SeqCst), 28);
+    }
+
+    #[test]
+    fn the_team_stays_parallel_after_a_task_panics() {
+        let team = Team::new(2);
+        let r = catch_unwind(AssertUnwindSafe(|| team.for_each(4, &|_| panic!("boom"))));
+        assert!(r.is_err());
+        let seen = Mutex::new(std::collections::HashSet::new());
+        team.for_each(64, &|_| {
+            seen.lock().unwrap().insert(std::thread::current().id());
+            std::thread::sleep(Duration::from_micros(200));
+        });
+        assert_eq!(seen.lock().unwrap().len(), 2, "the worker took tasks");
     }
 
     #[test]
