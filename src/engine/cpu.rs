@@ -26,7 +26,7 @@ use half::f16;
 
 use super::kernels::{matmul_many, Isa, QLinear};
 use super::model::ModelConfig;
-use super::team::{par_for, with_team, Team};
+use super::team::{par_for, with_team, SharedMut, Team};
 
 /// One layer's weights for the CPU path.
 #[derive(Debug, Clone)]
@@ -230,7 +230,7 @@ impl CpuModel {
         let kt_head = self.ctx.div_ceil(KEY_BLOCK) * KEY_BLOCK * hd;
         let w = hd + 2;
         let mut parts = vec![0f32; splits * t * cfg.n_head * w];
-        let pp = SendPtr(parts.as_mut_ptr());
+        let pp = SharedMut(parts.as_mut_ptr());
         let ctx = self.ctx;
         let (simd, wide) = (self.simd, self.wide);
         let n_head = cfg.n_head;
@@ -385,18 +385,6 @@ impl Threads {
 /// Queries per attention task (rows x query heads of one KV head), about: each pass over a
 /// key serves this many dot products.
 const QUERIES: usize = 8;
-
-#[derive(Clone, Copy)]
-struct SendPtr(*mut f32);
-// SAFETY: used only for disjoint writes from parallel tasks (see `CpuModel::attention`).
-unsafe impl Send for SendPtr {}
-// SAFETY: as above.
-unsafe impl Sync for SendPtr {}
-impl SendPtr {
-    fn get(self) -> *mut f32 {
-        self.0
-    }
-}
 
 thread_local! {
     /// Per-thread score and output scratch for attention tasks (kept between calls).

@@ -261,6 +261,21 @@ fn worker(s: &Shared) {
     }
 }
 
+/// An output pointer shared by the tasks of one parallel loop, each writing a disjoint part
+/// of the buffer (`CpuModel::attention`'s partials, `matmul_many`'s columns).
+#[derive(Clone, Copy)]
+pub(crate) struct SharedMut(pub *mut f32);
+// SAFETY: the loops that share it write disjoint elements only, and the buffer outlives them.
+unsafe impl Send for SharedMut {}
+// SAFETY: as above.
+unsafe impl Sync for SharedMut {}
+impl SharedMut {
+    /// The pointer (a method, so closures capture the whole `Sync` wrapper).
+    pub fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
 /// Which executor parallel loops on this thread use (see [`with_team`]).
 #[derive(Clone, Copy)]
 enum Current {

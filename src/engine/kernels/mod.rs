@@ -30,6 +30,7 @@ pub mod x86_512;
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
 
+use crate::engine::team::{par_for, parallelism, SharedMut};
 use act::ActQ;
 use formats::{Layout, Packed, BLOCK};
 
@@ -321,7 +322,7 @@ pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
         x.len()
     );
     let m = x.len() / k;
-    let threads = crate::engine::team::parallelism();
+    let threads = parallelism();
     let mut tasks: Vec<(usize, usize, usize)> = Vec::new();
     for (l, (layer, out)) in layers.iter().zip(outs.iter()).enumerate() {
         assert_eq!(layer.w.k, k, "layers of one matmul_many share k");
@@ -338,25 +339,13 @@ pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
     }
     let mut a = ActQ::default();
     a.quantize_rows(x, k, first.isa != Isa::Scalar);
-    let ptrs: Vec<OutPtr> = outs.iter_mut().map(|o| OutPtr(o.as_mut_ptr())).collect();
+    let ptrs: Vec<SharedMut> = outs.iter_mut().map(|o| SharedMut(o.as_mut_ptr())).collect();
     let run = |&(l, j0, j1): &(usize, usize, usize)| {
         // SAFETY: tasks write disjoint columns j0..j1 of layer l's m x n output, which
         // outlives the parallel loop; `a` holds m rows of k.
         unsafe { layers[l].rows(&a, m, j0, j1, ptrs[l].get()) };
     };
-    crate::engine::team::par_for(tasks.len(), |i| run(&tasks[i]));
-}
-
-#[derive(Clone, Copy)]
-struct OutPtr(*mut f32);
-// SAFETY: used only to write disjoint columns from parallel tasks (see `QLinear::matmul`).
-unsafe impl Send for OutPtr {}
-// SAFETY: as above.
-unsafe impl Sync for OutPtr {}
-impl OutPtr {
-    fn get(self) -> *mut f32 {
-        self.0
-    }
+    par_for(tasks.len(), |i| run(&tasks[i]));
 }
 
 /// The portable kernel: integer dot per block, f32 accumulate (same math as the SIMD tiles;
