@@ -10,7 +10,7 @@ use std::arch::x86_64::*;
 
 use super::act::ActQ;
 use super::formats::Packed;
-use super::x86::{Out, L_U4, L_U5};
+use super::x86::{prefetch_ahead, prefetch_block, quant_bytes, Out, L_U4, L_U5};
 
 /// Features this module needs.
 pub const FEATURES: &str = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma";
@@ -71,6 +71,13 @@ unsafe fn tile<const L: u8, const R: usize, const C: usize>(
     let wc = w.c.as_ptr();
     let asum = a.s.as_ptr();
     let mut acc = [[_mm512_setzero_ps(); C]; R];
+    // The first activation tile of these weight rows prefetches the rows after them (decode
+    // has only that tile; see `x86::PREFETCH_BYTES`); later tiles find them in cache.
+    let ahead = if i0 == 0 {
+        prefetch_ahead(nb, quant_bytes::<L>(), C)
+    } else {
+        0
+    };
     let mut b = 0;
     while b < nb {
         let mut dy = [_mm512_setzero_ps(); R];
@@ -90,6 +97,11 @@ unsafe fn tile<const L: u8, const R: usize, const C: usize>(
         }
         for j in 0..C {
             let blk = (j0 + j) * nb + b;
+            if ahead > 0 {
+                // One call per two blocks: the quants' 32 bytes and the scales' 8 share
+                // at most two lines, the next call covers the second.
+                prefetch_block::<L>(w, blk + ahead);
+            }
             let dw = pair(wd.add(blk));
             let wu = match L {
                 L_U4 => nibbles2(wq.add(blk * 16)),
