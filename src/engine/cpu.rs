@@ -509,10 +509,13 @@ impl AttnJob<'_> {
                 // key blocks covering 0..n (c0 + n <= ctx, whose blocks are whole); `qp`
                 // holds qb rows of hd; `sp` holds qb rows of ld.
                 unsafe {
+                    // The first query block streams the keys from memory and prefetches the
+                    // values for the weighted sum; later ones find both in cache.
+                    let vpf = (q0 == 0).then_some(v);
                     if level == 2 {
-                        scores_x86_512(kt, hd, qp, qb, n, sp, ld)
+                        scores_x86_512(kt, hd, qp, qb, n, sp, ld, vpf)
                     } else {
-                        scores_x86(kt, hd, qp, qb, n, sp, ld)
+                        scores_x86(kt, hd, qp, qb, n, sp, ld, vpf)
                     }
                 };
             } else {
@@ -612,7 +615,8 @@ fn weighted_generic(
 }
 
 /// The SIMD scores loop: `block(b_ptr, out_ptr)` computes one key block (16 positions) for
-/// the `nq` queries of `q` into `out_ptr` (rows `ld` apart).
+/// the `nq` queries of `q` into `out_ptr` (rows `ld` apart), with the keys [`ATTN_AHEAD`]
+/// blocks ahead prefetched (and the values `v` of those positions, when given, into L2).
 ///
 /// # Safety
 /// `nq <= QB`; slice bounds as in [`scores_generic`]; `block` is safe to call on this CPU.
@@ -627,25 +631,59 @@ unsafe fn scores_blocks(
     n: usize,
     s: &mut [f32],
     ld: usize,
+    v: Option<&[u16]>,
     block: impl Fn(*const u16, *mut f32),
 ) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
     let nb = n.div_ceil(KEY_BLOCK);
     debug_assert!(nq <= QB && q.len() >= nq * hd && s.len() >= (nq - 1) * ld + nb * KEY_BLOCK);
     debug_assert!(kt.len() >= nb * hd * KEY_BLOCK);
     let (ktp, sp) = (kt.as_ptr(), s.as_mut_ptr());
+    // A key block and the 16 value rows of the same positions take `hd * 32` bytes each.
+    let lines = hd * KEY_BLOCK * 2 / 64;
+    let fetch = |b: usize| {
+        if b >= nb {
+            return;
+        }
+        let kb = ktp.wrapping_add(b * hd * KEY_BLOCK) as *const i8;
+        for l in 0..lines {
+            // SAFETY: a prefetch is a hint and never faults; the address is only computed.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(kb.wrapping_add(l * 64)) };
+        }
+        if let Some(v) = v {
+            let vb = v.as_ptr().wrapping_add(b * KEY_BLOCK * hd) as *const i8;
+            for l in 0..lines {
+                // SAFETY: as above.
+                unsafe { _mm_prefetch::<_MM_HINT_T1>(vb.wrapping_add(l * 64)) };
+            }
+        }
+    };
+    for b in 0..ATTN_AHEAD {
+        fetch(b);
+    }
     for b in 0..nb {
+        fetch(b + ATTN_AHEAD);
         // kk runs over the head dimension: rows of 16 positions, contiguous in the block.
         block(ktp.add(b * hd * KEY_BLOCK), sp.add(b * KEY_BLOCK));
     }
 }
 
+/// Key blocks the scores loop prefetches ahead of the one it computes (with the values of the
+/// same positions, into L2 for the weighted sum that follows): 3 blocks are 6 KiB of keys at
+/// head_dim 64, the distance the matmul kernels use (`kernels::x86::PREFETCH_BYTES`). Why:
+/// a decode task reads 256 to a few thousand positions of one head, too short a run for the
+/// hardware prefetchers to get ahead.
+const ATTN_AHEAD: usize = 3;
+
 /// AVX2 [`scores_generic`]: one key block (16 positions) x up to [`QB`] queries per
-/// register block.
+/// register block. With `v` (this task's values), also prefetches the values of the positions
+/// ahead (see [`ATTN_AHEAD`]).
 ///
 /// # Safety
 /// AVX2, FMA and F16C; `nq <= QB`; `hd % 16 == 0`; slice bounds as in [`scores_generic`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn scores_x86(
     kt: &[u16],
     hd: usize,
@@ -654,10 +692,11 @@ unsafe fn scores_x86(
     n: usize,
     s: &mut [f32],
     ld: usize,
+    v: Option<&[u16]>,
 ) {
     let qp = q.as_ptr();
     // SAFETY (closure): this function's features; pointers as checked in `scores_blocks`.
-    scores_blocks(kt, hd, q, nq, n, s, ld, |kb, out| unsafe {
+    scores_blocks(kt, hd, q, nq, n, s, ld, v, |kb, out| unsafe {
         outer16(nq, qp, hd, kb, KEY_BLOCK, hd, out, ld)
     });
 }
@@ -688,12 +727,13 @@ unsafe fn weighted_x86(
 }
 
 /// AVX-512 [`scores_generic`]: one key block (16 positions, one register) x up to [`QB`]
-/// queries.
+/// queries; `v` as in [`scores_x86`].
 ///
 /// # Safety
 /// AVX-512F, FMA and F16C; `nq <= QB`; `hd % 16 == 0`; slice bounds as in [`scores_generic`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma,f16c")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn scores_x86_512(
     kt: &[u16],
     hd: usize,
@@ -702,10 +742,11 @@ unsafe fn scores_x86_512(
     n: usize,
     s: &mut [f32],
     ld: usize,
+    v: Option<&[u16]>,
 ) {
     let qp = q.as_ptr();
     // SAFETY (closure): this function's features; pointers as checked in `scores_blocks`.
-    scores_blocks(kt, hd, q, nq, n, s, ld, |kb, out| unsafe {
+    scores_blocks(kt, hd, q, nq, n, s, ld, v, |kb, out| unsafe {
         outer_wide::<1>(nq, qp, hd, kb, KEY_BLOCK, hd, out, ld)
     });
 }
