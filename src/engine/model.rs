@@ -374,7 +374,7 @@ impl Transformer {
             }
             _ => (None, blocks, Some(output)),
         };
-        Ok(Self {
+        let model = Self {
             cfg,
             ctx,
             embd,
@@ -387,7 +387,10 @@ impl Transformer {
             cpu,
             threads: Threads::new(),
             kernel_types,
-        })
+        };
+        let huge = model.advise_huge_pages();
+        tracing::debug!(bytes = huge, "weights advised onto huge pages");
+        Ok(model)
     }
 
     /// Whether the forward pass runs on the plain-buffer CPU path (every matrix on our
@@ -396,16 +399,39 @@ impl Transformer {
         self.cpu.is_some()
     }
 
+    /// Asks for huge pages under the CPU path's packed weights (see `engine::hugepages`);
+    /// returns the bytes advised (0 on candle's path or where the OS has no THP). Called by
+    /// [`Transformer::load`].
+    fn advise_huge_pages(&self) -> usize {
+        let Some(cpu) = &self.cpu else {
+            return 0;
+        };
+        let layers = cpu.blocks.iter().flat_map(|b| {
+            [&b.q, &b.k, &b.v, &b.o, &b.gate, &b.up, &b.down]
+                .into_iter()
+                .flat_map(|l| l.buffers())
+        });
+        crate::engine::hugepages::advise(layers.chain(cpu.output.buffers()))
+    }
+
     /// A fresh KV cache for this model: `n_layer` pairs of `[1, n_head_kv, ctx, head_dim]` f32
-    /// tensors, zeroed, written in place.
+    /// tensors, zeroed, written in place (on the CPU path: f16 buffers, see `RawLayer`, on huge
+    /// pages where the OS has them).
     ///
     /// # Errors
     /// Allocation failure on the device.
     pub fn new_cache(&self) -> Result<KvCache> {
         if self.cpu.is_some() {
-            let layers = (0..self.cfg.n_layer)
+            let layers: Vec<RawLayer> = (0..self.cfg.n_layer)
                 .map(|_| RawLayer::new(&self.cfg, self.ctx))
                 .collect();
+            // Advised before the first write, the pages are huge from the start.
+            crate::engine::hugepages::advise(layers.iter().flat_map(|l| {
+                [
+                    (l.kt.as_ptr() as usize, l.kt.len() * 2),
+                    (l.v.as_ptr() as usize, l.v.len() * 2),
+                ]
+            }));
             return Ok(KvCache {
                 store: Store::Raw(layers),
                 len: 0,

@@ -225,6 +225,15 @@ impl QLinear {
         format!("{}/{}", self.source, self.isa.name())
     }
 
+    /// Address ranges `(start, bytes)` of the packed buffers (quants, scales, mins, fifth
+    /// bits; empty ones have 0 bytes), for `hugepages::advise`.
+    pub fn buffers(&self) -> [(usize, usize); 4] {
+        fn r<T>(v: &[T]) -> (usize, usize) {
+            (v.as_ptr() as usize, std::mem::size_of_val(v))
+        }
+        [r(&self.w.qs), r(&self.w.d), r(&self.w.c), r(&self.w.qh)]
+    }
+
     /// The weights dequantized to f32, `[n * k]` row-major.
     pub fn dequantize(&self) -> Vec<f32> {
         self.w.dequantize()
