@@ -307,7 +307,8 @@ const MAX_SPLITS: usize = 16;
 /// two (measured here: 62 vs 50 tok/s on SmolLM2 with one core busy, 64 vs 100 idle). So the
 /// chooser keeps a moving average of ms per step for each mode, uses the faster, and every
 /// [`PROBE_EVERY`] steps re-measures the other for [`PROBE_LEN`] steps (the first of which is
-/// not counted: it pays the hand-over). Prefill (many rows per call) always uses the team.
+/// not counted: it pays the hand-over), less often while the other stays clearly slower (up to
+/// every [`MAX_PROBE_EVERY`] steps). Prefill (many rows per call) always uses the team.
 #[derive(Debug)]
 pub(crate) struct Threads {
     /// Team size: the global rayon pool's (set by `init_threads` / the daemon).
@@ -318,8 +319,16 @@ pub(crate) struct Threads {
     state: std::sync::Mutex<Chooser>,
 }
 
-/// Steps between probes of the mode not in use.
+/// Steps between probes of the mode not in use, at first and after the mode changes.
 const PROBE_EVERY: usize = 48;
+/// Most steps between probes: each probe that finds the other mode slower by
+/// [`BACKOFF_MARGIN`] doubles the interval up to this. Why: beside a busy process, a team
+/// step is ~3x a one-thread step, so 3 probe steps in 51 cost ~10% (measured: 2 threads
+/// beside a busy process reached 0.93 of one thread alone); at 384 they cost ~1.5%, and a
+/// change of load is still noticed within a few seconds of decoding.
+const MAX_PROBE_EVERY: usize = 384;
+/// How much slower the probed mode must be for the next probe to wait twice as long.
+const BACKOFF_MARGIN: f64 = 1.25;
 /// Steps per probe.
 const PROBE_LEN: usize = 3;
 
@@ -330,6 +339,12 @@ struct Chooser {
     since_probe: usize,
     probe_left: usize,
     probe_mode: usize,
+    /// A probe ran since the last step in the chosen mode (judged on the next pick).
+    probed: bool,
+    /// The mode in use (outside probes).
+    current: usize,
+    /// Steps between probes now (0 = [`PROBE_EVERY`]).
+    interval: usize,
 }
 
 impl Threads {
@@ -371,8 +386,22 @@ impl Threads {
         }
         let [pool, one] = s.ema_ms;
         let best = usize::from(one > 0.0 && (pool == 0.0 || one < pool));
+        if best != s.current {
+            // A new mode (after a probe, or the one in use got slower): probe soon.
+            s.current = best;
+            s.interval = PROBE_EVERY;
+            s.probed = false;
+        } else if std::mem::take(&mut s.probed) {
+            let clearly_slower = s.ema_ms[1 - best] > BACKOFF_MARGIN * s.ema_ms[best];
+            s.interval = if clearly_slower {
+                (s.interval.max(PROBE_EVERY) * 2).min(MAX_PROBE_EVERY)
+            } else {
+                PROBE_EVERY
+            };
+        }
         s.since_probe += 1;
-        if s.since_probe >= PROBE_EVERY {
+        if s.since_probe >= s.interval.max(PROBE_EVERY) {
+            s.probed = true;
             s.since_probe = 0;
             s.probe_mode = 1 - best;
             s.probe_left = PROBE_LEN - 1;
@@ -1251,6 +1280,30 @@ mod tests {
             th.pick();
         }
         assert_eq!(th.pick(), (0, false));
+        // The pool stays clearly slower: each probe waits twice as long as the last, up to
+        // MAX_PROBE_EVERY.
+        let mut gaps = Vec::new();
+        let mut since = 0;
+        for _ in 0..4000 {
+            let (mode, _) = th.pick();
+            if mode == 0 {
+                if since > 0 {
+                    gaps.push(since);
+                }
+                since = 0;
+            } else {
+                since += 1;
+            }
+        }
+        // (A gap counts the steps in the chosen mode: the interval less the probe's first.)
+        assert_eq!(gaps[..4], [95, 191, 383, 383]);
+        // The pool measured faster: it takes over and probes come every PROBE_EVERY again.
+        th.state.lock().unwrap().ema_ms = [10.0, 12.0];
+        let modes: Vec<usize> = (0..3 * PROBE_EVERY + PROBE_LEN)
+            .map(|_| th.pick().0)
+            .collect();
+        let probes = modes.iter().filter(|&&m| m == 1).count();
+        assert!(probes >= 2 * PROBE_LEN, "{probes} one-thread probe steps");
     }
 
     #[test]
