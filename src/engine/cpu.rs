@@ -85,8 +85,8 @@ fn kt_at(g: usize, d: usize, p: usize, hd: usize, ctx: usize) -> usize {
 
 impl RawLayer {
     /// An empty layer cache for `ctx` positions: `2 * n_head_kv * head_dim * ctx` f16 values
-    /// (2 bytes each; keys rounded up to whole [`KEY_BLOCK`]s), committed by the OS only as
-    /// positions are written.
+    /// (2 bytes each; keys rounded up to whole [`KEY_BLOCK`]s), zeroed pages the OS commits on
+    /// first write (on huge pages, 2 MiB at a time; the engine commits all at load).
     pub fn new(cfg: &ModelConfig, ctx: usize) -> Self {
         let (g, hd) = (cfg.n_head_kv, cfg.head_dim);
         RawLayer {
@@ -345,6 +345,8 @@ struct Chooser {
     current: usize,
     /// Steps between probes now (0 = [`PROBE_EVERY`]).
     interval: usize,
+    /// Per mode: the next counted step starts its average afresh (set when a probe starts).
+    fresh: [bool; 2],
 }
 
 impl Threads {
@@ -371,8 +373,15 @@ impl Threads {
         if counted {
             let ms = t0.elapsed().as_secs_f64() * 1e3;
             let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            // A probe's first counted step replaces the stale average of its mode, so a mode
+            // that became faster wins at once instead of after the back-off's longer waits.
+            let fresh = std::mem::take(&mut s.fresh[mode]);
             let e = &mut s.ema_ms[mode];
-            *e = if *e == 0.0 { ms } else { 0.5 * *e + 0.5 * ms };
+            *e = if *e == 0.0 || fresh {
+                ms
+            } else {
+                0.5 * *e + 0.5 * ms
+            };
         }
         r
     }
@@ -402,6 +411,7 @@ impl Threads {
         s.since_probe += 1;
         if s.since_probe >= s.interval.max(PROBE_EVERY) {
             s.probed = true;
+            s.fresh[1 - best] = true;
             s.since_probe = 0;
             s.probe_mode = 1 - best;
             s.probe_left = PROBE_LEN - 1;
@@ -1303,7 +1313,16 @@ mod tests {
             .map(|_| th.pick().0)
             .collect();
         let probes = modes.iter().filter(|&&m| m == 1).count();
-        assert!(probes >= 2 * PROBE_LEN, "{probes} one-thread probe steps");
+        assert!(
+            (2 * PROBE_LEN..=3 * PROBE_LEN).contains(&probes),
+            "{probes} one-thread probe steps"
+        );
+        // The other mode only slightly slower (under BACKOFF_MARGIN): probes stay every
+        // PROBE_EVERY steps.
+        th.state.lock().unwrap().ema_ms = [10.0, 11.0];
+        let modes: Vec<usize> = (0..6 * PROBE_EVERY).map(|_| th.pick().0).collect();
+        let probes = modes.iter().filter(|&&m| m == 1).count();
+        assert!(probes >= 5 * PROBE_LEN, "{probes} one-thread probe steps");
     }
 
     #[test]

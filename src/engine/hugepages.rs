@@ -1,7 +1,7 @@
 //! Transparent huge pages for the weights and the KV cache.
 //!
 //! Decode reads every weight once per token: SmolLM2-135M's 111 MB are ~27,000 4 KiB pages,
-//! each a TLB miss and a page walk per token. On 2 MiB pages they are ~60. The kernel backs a
+//! each a TLB miss and a page walk per token. On 2 MiB pages they are ~53. The kernel backs a
 //! range with huge pages only where it was asked to (`MADV_HUGEPAGE`, when
 //! `/sys/kernel/mm/transparent_hugepage/enabled` is `madvise`, the common default) and only
 //! for whole, aligned 2 MiB pages; `MADV_COLLAPSE` (Linux 6.1+) turns the pages already
@@ -10,7 +10,7 @@
 //! Most of a small model's matrices are under 2 MiB each, but they are allocated one after
 //! another at load, so [`advise`] merges the ranges it is given across gaps of less than one
 //! huge page and advises the merged spans. The cost: the small gaps inside a span become
-//! resident (at most one huge page per gap, measured below as part of the daemon's RSS).
+//! resident (each under one huge page; the daemon's RSS is measured by `benches/load.rs`).
 //!
 //! Measured on the 2-core Xeon (THP `madvise`, Linux 6.18; two builds alternating, two runs
 //! each): 160 MiB of SmolLM2-135M's weights and KV cache land on huge pages; decode tg128 @2048
@@ -49,37 +49,72 @@ pub fn interior(start: usize, len: usize) -> Option<(usize, usize)> {
     (b > a).then_some((a, b - a))
 }
 
+/// Huge-page advice over some buffers, withdrawn (`MADV_NOHUGEPAGE`) when dropped: the merged
+/// spans include heap between the buffers, which must not stay huge-page-eligible after the
+/// buffers are freed (a daemon that reloads a model would otherwise let `khugepaged` turn
+/// sparse heap into whole 2 MiB pages). Keep it alive exactly as long as the buffers.
+#[derive(Debug, Default)]
+pub struct Advised {
+    /// The advised spans `(start, len)`, whole huge pages.
+    spans: Vec<(usize, usize)>,
+}
+
+impl Advised {
+    /// Bytes advised (whole huge pages; 0 where the OS has no THP or refused).
+    pub fn bytes(&self) -> usize {
+        self.spans.iter().map(|s| s.1).sum()
+    }
+}
+
+impl Drop for Advised {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        for &(a, n) in &self.spans {
+            // SAFETY: advice never changes memory contents; an unmapped hole only makes the
+            // call return ENOMEM after handling the mapped parts.
+            unsafe { libc::madvise(a as *mut libc::c_void, n, libc::MADV_NOHUGEPAGE) };
+        }
+    }
+}
+
 /// Asks the kernel to back the merged `ranges` (see [`merge`]) with huge pages and to collapse
-/// what is already written. Returns the bytes advised (whole huge pages). Best effort: a kernel
-/// without THP, or with it `never`, refuses quietly and nothing changes; on other systems this
-/// does nothing and returns 0.
+/// what is already written (`MADV_COLLAPSE` runs synchronously: on a host with fragmented
+/// memory it can add to load time). Best effort: a kernel without THP, or with it `never`,
+/// refuses quietly and nothing changes; on other systems this does nothing.
 ///
 /// Advice never changes memory contents, so any ranges are safe to pass; they should be
-/// buffers the caller owns and keeps (the weights, the KV cache).
-pub fn advise(ranges: impl IntoIterator<Item = (usize, usize)>) -> usize {
-    let mut bytes = 0;
-    for (s, len) in merge(ranges) {
-        let Some((a, n)) = interior(s, len) else {
-            continue;
-        };
-        #[cfg(target_os = "linux")]
-        {
-            let p = a as *mut libc::c_void;
-            // SAFETY: madvise with these advice values changes how the pages are backed,
-            // never their contents; the range lies inside memory this process has mapped
-            // (it is covered by live buffers and the heap between them).
-            // (A hole between two mappings inside a span makes it return ENOMEM after
-            // advising the mapped parts.)
-            if unsafe { libc::madvise(p, n, libc::MADV_HUGEPAGE) } == 0 {
-                bytes += n;
-            }
-            // SAFETY: as above; a refusal (EINVAL before Linux 6.1, EAGAIN) is harmless.
-            unsafe { libc::madvise(p, n, MADV_COLLAPSE) };
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (a, n);
+/// buffers the caller owns, and the returned [`Advised`] should live as long as they do.
+pub fn advise(ranges: impl IntoIterator<Item = (usize, usize)>) -> Advised {
+    let spans: Vec<(usize, usize)> = merge(ranges)
+        .into_iter()
+        .filter_map(|(s, len)| interior(s, len))
+        .collect();
+    #[cfg(target_os = "linux")]
+    {
+        let spans = spans
+            .into_iter()
+            .filter(|&(a, n)| {
+                let p = a as *mut libc::c_void;
+                // SAFETY: advice never changes memory contents. The span lies between buffers
+                // the caller owns; a hole between two mappings inside it (ENOMEM) only means
+                // the mapped parts were advised.
+                let rc = unsafe { libc::madvise(p, n, libc::MADV_HUGEPAGE) };
+                let advised =
+                    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOMEM);
+                if advised {
+                    // SAFETY: as above; a refusal (EINVAL before Linux 6.1, EAGAIN) is harmless.
+                    unsafe { libc::madvise(p, n, MADV_COLLAPSE) };
+                }
+                advised
+            })
+            .collect();
+        Advised { spans }
     }
-    bytes
+    #[cfg(not(target_os = "linux"))]
+    {
+        drop(spans);
+        Advised::default()
+    }
 }
 
 #[cfg(test)]
@@ -107,8 +142,10 @@ mod tests {
     #[test]
     fn advise_keeps_contents() {
         let v: Vec<u64> = (0..(3 * HUGE_PAGE / 8) as u64).collect();
-        let n = advise([(v.as_ptr() as usize, v.len() * 8)]);
-        assert!(n <= v.len() * 8);
+        let advised = advise([(v.as_ptr() as usize, v.len() * 8)]);
+        assert!(advised.bytes() <= v.len() * 8);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+        drop(advised);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
     }
 }

@@ -234,6 +234,8 @@ pub struct Transformer {
     /// kernels; `blocks` is then empty.
     cpu: Option<CpuModel>,
     threads: Threads,
+    /// Huge-page advice over the CPU path's weights (withdrawn on drop).
+    huge: crate::engine::hugepages::Advised,
     /// Count of matrices per kernel as used at run time, `type/path` (e.g. `{"Q5_0/avx512vnni":
     /// 144, "Q6_K→Q8_0/avx512vnni": 12}`; candle's kernels show as `Q8_0/candle`), for status.
     pub kernel_types: HashMap<String, usize>,
@@ -374,7 +376,7 @@ impl Transformer {
             }
             _ => (None, blocks, Some(output)),
         };
-        let model = Self {
+        let mut model = Self {
             cfg,
             ctx,
             embd,
@@ -386,10 +388,14 @@ impl Transformer {
             device: device.clone(),
             cpu,
             threads: Threads::new(),
+            huge: Default::default(),
             kernel_types,
         };
-        let huge = model.advise_huge_pages();
-        tracing::debug!(bytes = huge, "weights advised onto huge pages");
+        model.huge = model.advise_huge_pages();
+        tracing::debug!(
+            bytes = model.huge.bytes(),
+            "weights advised onto huge pages"
+        );
         Ok(model)
     }
 
@@ -400,11 +406,11 @@ impl Transformer {
     }
 
     /// Asks for huge pages under the CPU path's packed weights (see `engine::hugepages`);
-    /// returns the bytes advised (0 on candle's path or where the OS has no THP). Called by
+    /// the advice (none on candle's path or where the OS has no THP). Called by
     /// [`Transformer::load`].
-    fn advise_huge_pages(&self) -> usize {
+    fn advise_huge_pages(&self) -> crate::engine::hugepages::Advised {
         let Some(cpu) = &self.cpu else {
-            return 0;
+            return Default::default();
         };
         let layers = cpu.blocks.iter().flat_map(|b| {
             [&b.q, &b.k, &b.v, &b.o, &b.gate, &b.up, &b.down]
@@ -426,13 +432,14 @@ impl Transformer {
                 .map(|_| RawLayer::new(&self.cfg, self.ctx))
                 .collect();
             // Advised before the first write, the pages are huge from the start.
-            crate::engine::hugepages::advise(layers.iter().flat_map(|l| {
+            let huge = crate::engine::hugepages::advise(layers.iter().flat_map(|l| {
                 [
                     (l.kt.as_ptr() as usize, l.kt.len() * 2),
                     (l.v.as_ptr() as usize, l.v.len() * 2),
                 ]
             }));
             return Ok(KvCache {
+                _huge: huge,
                 store: Store::Raw(layers),
                 len: 0,
                 ctx: self.ctx,
@@ -448,6 +455,7 @@ impl Transformer {
             ));
         }
         Ok(KvCache {
+            _huge: Default::default(),
             store: Store::Tensors(layers),
             len: 0,
             ctx: self.ctx,
@@ -600,6 +608,8 @@ fn causal_mask(t: usize, pos: usize, device: &Device) -> Result<Tensor> {
 /// or as the CPU path's f16 buffers (keys transposed in blocks; see [`super::cpu`]).
 #[derive(Debug)]
 pub struct KvCache {
+    /// Huge-page advice over the CPU path's buffers, held for its drop (which withdraws it).
+    _huge: crate::engine::hugepages::Advised,
     store: Store,
     len: usize,
     ctx: usize,

@@ -69,8 +69,9 @@ pub const fn quant_bytes<const L: u8>() -> usize {
 }
 
 /// Prefetches block `blk` of `w` (`blk` may run past the matrix: a prefetch never faults):
-/// its quants (a block's 16 or 32 bytes never straddle a 64-byte line), scale, min and fifth
-/// bits as the layout has them.
+/// the line holding the start of its quants, its scale, min and fifth bits as the layout has
+/// them. Called once per block (or pair of blocks) in order along a row, so a line a block
+/// straddles into is fetched by the call for the next block.
 ///
 /// # Safety
 /// Only computes addresses (`wrapping_add`) and issues prefetch hints; any `blk` is fine.

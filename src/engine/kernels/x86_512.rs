@@ -98,8 +98,8 @@ unsafe fn tile<const L: u8, const R: usize, const C: usize>(
         for j in 0..C {
             let blk = (j0 + j) * nb + b;
             if ahead > 0 {
-                // One call per two blocks: the quants' 32 bytes and the scales' 8 share
-                // at most two lines, the next call covers the second.
+                // One call per two blocks: the pair's quants (32 or 64 bytes) and scales
+                // (8 bytes) may run into a second line, which the next call covers.
                 prefetch_block::<L>(w, blk + ahead);
             }
             let dw = pair(wd.add(blk));
