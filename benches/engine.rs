@@ -166,6 +166,8 @@ fn main() {
             )
             .expect("load");
             let mut cache = m.new_cache().expect("cache");
+            // As the daemon does at load: pages committed (and on huge pages where the OS can).
+            cache.commit();
             let kern = kernels_label(&m);
             let mut emit = |test: String, v: f64| {
                 if test.contains("ratio") {
@@ -212,12 +214,16 @@ fn main() {
         let m = load();
         let kern = kernels_label(&m);
         let mut cache = m.new_cache().expect("cache");
+        // As the daemon does at load: pages committed (and on huge pages where the OS can).
+        cache.commit();
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .expect("pool");
         let m1 = one.install(load);
         let mut cache1 = m1.new_cache().expect("cache");
+        // As the daemon does at load: pages committed (and on huge pages where the OS can).
+        cache1.commit();
         let mut run = |single: bool| {
             if single {
                 one.install(|| best(reps, || decode(&m1, &mut cache1, 128, tg, chunk)))

@@ -1,20 +1,24 @@
 //! Transparent huge pages for the weights and the KV cache.
 //!
 //! Decode reads every weight once per token: SmolLM2-135M's 111 MB are ~27,000 4 KiB pages,
-//! each a TLB miss and a page walk per token. On 2 MiB pages they are ~53. The kernel backs a
-//! range with huge pages only where it was asked to (`MADV_HUGEPAGE`, when
-//! `/sys/kernel/mm/transparent_hugepage/enabled` is `madvise`, the common default) and only
-//! for whole, aligned 2 MiB pages; `MADV_COLLAPSE` (Linux 6.1+) turns the pages already
-//! written into huge pages now instead of when `khugepaged` gets to them.
+//! each a TLB miss and a page walk per token. On 2 MiB pages they are ~53. `MADV_COLLAPSE`
+//! (Linux 6.1+) turns written memory into huge pages now, for whole aligned 2 MiB pages, where
+//! the range is advised `MADV_HUGEPAGE` (`/sys/kernel/mm/transparent_hugepage/enabled` set to
+//! `madvise`, the common default, or `always`).
 //!
 //! Most of a small model's matrices are under 2 MiB each, but they are allocated one after
-//! another at load, so [`advise`] merges the ranges it is given across gaps of less than one
-//! huge page and advises the merged spans. The cost: the small gaps inside a span become
-//! resident (each under one huge page; the daemon's RSS is measured by `benches/load.rs`).
+//! another at load, so [`collapse`] merges the ranges it is given across gaps of less than one
+//! huge page and collapses the merged spans. The cost: the small gaps inside a span become
+//! resident at load (each under one huge page; the daemon's RSS is measured by
+//! `benches/load.rs`).
 //!
 //! Measured on the 2-core Xeon (THP `madvise`, Linux 6.18; two builds alternating, two runs
 //! each): 160 MiB of SmolLM2-135M's weights and KV cache land on huge pages; decode tg128 @2048
 //! 85-90 → 104-108 tok/s, Qwen2.5-Coder-0.5B tg128 @0 38-40 → 46-47 tok/s, prefill unchanged.
+
+/// Environment variable: `0` turns [`collapse`] off (for A/B runs, or a host where
+/// compaction at load is unwelcome).
+pub const HUGE_PAGES_ENV: &str = "TOOLSUM_HUGE_PAGES";
 
 /// Bytes per huge page (x86-64 and AArch64 with 4 KiB base pages: 2 MiB).
 pub const HUGE_PAGE: usize = 2 << 20;
@@ -49,72 +53,43 @@ pub fn interior(start: usize, len: usize) -> Option<(usize, usize)> {
     (b > a).then_some((a, b - a))
 }
 
-/// Huge-page advice over some buffers, withdrawn (`MADV_NOHUGEPAGE`) when dropped: the merged
-/// spans include heap between the buffers, which must not stay huge-page-eligible after the
-/// buffers are freed (a daemon that reloads a model would otherwise let `khugepaged` turn
-/// sparse heap into whole 2 MiB pages). Keep it alive exactly as long as the buffers.
-#[derive(Debug, Default)]
-pub struct Advised {
-    /// The advised spans `(start, len)`, whole huge pages.
-    spans: Vec<(usize, usize)>,
-}
-
-impl Advised {
-    /// Bytes advised (whole huge pages; 0 where the OS has no THP or refused).
-    pub fn bytes(&self) -> usize {
-        self.spans.iter().map(|s| s.1).sum()
-    }
-}
-
-impl Drop for Advised {
-    fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        for &(a, n) in &self.spans {
-            // SAFETY: advice never changes memory contents; an unmapped hole only makes the
-            // call return ENOMEM after handling the mapped parts.
-            unsafe { libc::madvise(a as *mut libc::c_void, n, libc::MADV_NOHUGEPAGE) };
-        }
-    }
-}
-
-/// Asks the kernel to back the merged `ranges` (see [`merge`]) with huge pages and to collapse
-/// what is already written (`MADV_COLLAPSE` runs synchronously: on a host with fragmented
-/// memory it can add to load time). Best effort: a kernel without THP, or with it `never`,
-/// refuses quietly and nothing changes; on other systems this does nothing.
+/// Collapses the merged `ranges` (see [`merge`]) onto huge pages now: `MADV_HUGEPAGE`, then
+/// `MADV_COLLAPSE` (synchronous: on a host with fragmented memory it can add to load time),
+/// then `MADV_NOHUGEPAGE`, so the huge pages made stay but the heap between the buffers does
+/// not remain eligible: a later allocation there faults in 4 KiB pages, not 2 MiB ones (with
+/// the advice left on, the daemon's RSS at rest grew 1.07x over 1,100 requests instead of
+/// staying flat). Returns the bytes collapsed (whole huge pages).
 ///
-/// Advice never changes memory contents, so any ranges are safe to pass; they should be
-/// buffers the caller owns, and the returned [`Advised`] should live as long as they do.
-pub fn advise(ranges: impl IntoIterator<Item = (usize, usize)>) -> Advised {
+/// Best effort: before Linux 6.1 (no `MADV_COLLAPSE`), with THP `never`, or on other systems,
+/// nothing changes and it returns 0. Only written memory collapses (a never-touched page has
+/// nothing to collapse): call it after the buffers are filled. Advice never changes memory
+/// contents, so any ranges are safe to pass; they should be buffers the caller owns.
+pub fn collapse(ranges: impl IntoIterator<Item = (usize, usize)>) -> usize {
+    if std::env::var(HUGE_PAGES_ENV).as_deref() == Ok("0") {
+        return 0;
+    }
     let spans: Vec<(usize, usize)> = merge(ranges)
         .into_iter()
         .filter_map(|(s, len)| interior(s, len))
         .collect();
+    let mut bytes = 0;
     #[cfg(target_os = "linux")]
-    {
-        let spans = spans
-            .into_iter()
-            .filter(|&(a, n)| {
-                let p = a as *mut libc::c_void;
-                // SAFETY: advice never changes memory contents. The span lies between buffers
-                // the caller owns; a hole between two mappings inside it (ENOMEM) only means
-                // the mapped parts were advised.
-                let rc = unsafe { libc::madvise(p, n, libc::MADV_HUGEPAGE) };
-                let advised =
-                    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOMEM);
-                if advised {
-                    // SAFETY: as above; a refusal (EINVAL before Linux 6.1, EAGAIN) is harmless.
-                    unsafe { libc::madvise(p, n, MADV_COLLAPSE) };
-                }
-                advised
-            })
-            .collect();
-        Advised { spans }
+    for (a, n) in spans {
+        let p = a as *mut libc::c_void;
+        // SAFETY: advice never changes memory contents. The span lies between buffers the
+        // caller owns; a hole between two mappings inside it only makes a call return ENOMEM
+        // after handling the mapped parts.
+        unsafe {
+            libc::madvise(p, n, libc::MADV_HUGEPAGE);
+            if libc::madvise(p, n, MADV_COLLAPSE) == 0 {
+                bytes += n;
+            }
+            libc::madvise(p, n, libc::MADV_NOHUGEPAGE);
+        }
     }
     #[cfg(not(target_os = "linux"))]
-    {
-        drop(spans);
-        Advised::default()
-    }
+    drop(spans);
+    bytes
 }
 
 #[cfg(test)]
@@ -140,12 +115,10 @@ mod tests {
     }
 
     #[test]
-    fn advise_keeps_contents() {
+    fn collapse_keeps_contents() {
         let v: Vec<u64> = (0..(3 * HUGE_PAGE / 8) as u64).collect();
-        let advised = advise([(v.as_ptr() as usize, v.len() * 8)]);
-        assert!(advised.bytes() <= v.len() * 8);
-        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
-        drop(advised);
+        let bytes = collapse([(v.as_ptr() as usize, v.len() * 8)]);
+        assert!(bytes <= v.len() * 8);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
     }
 }

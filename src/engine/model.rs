@@ -234,8 +234,6 @@ pub struct Transformer {
     /// kernels; `blocks` is then empty.
     cpu: Option<CpuModel>,
     threads: Threads,
-    /// Huge-page advice over the CPU path's weights (withdrawn on drop).
-    huge: crate::engine::hugepages::Advised,
     /// Count of matrices per kernel as used at run time, `type/path` (e.g. `{"Q5_0/avx512vnni":
     /// 144, "Q6_K→Q8_0/avx512vnni": 12}`; candle's kernels show as `Q8_0/candle`), for status.
     pub kernel_types: HashMap<String, usize>,
@@ -376,7 +374,7 @@ impl Transformer {
             }
             _ => (None, blocks, Some(output)),
         };
-        let mut model = Self {
+        let model = Self {
             cfg,
             ctx,
             embd,
@@ -388,14 +386,10 @@ impl Transformer {
             device: device.clone(),
             cpu,
             threads: Threads::new(),
-            huge: Default::default(),
             kernel_types,
         };
-        model.huge = model.advise_huge_pages();
-        tracing::debug!(
-            bytes = model.huge.bytes(),
-            "weights advised onto huge pages"
-        );
+        let huge = model.huge_pages();
+        tracing::debug!(bytes = huge, "weights on huge pages");
         Ok(model)
     }
 
@@ -405,24 +399,23 @@ impl Transformer {
         self.cpu.is_some()
     }
 
-    /// Asks for huge pages under the CPU path's packed weights (see `engine::hugepages`);
-    /// the advice (none on candle's path or where the OS has no THP). Called by
+    /// Moves the CPU path's packed weights onto huge pages (see `engine::hugepages`); returns
+    /// the bytes moved (0 on candle's path or where the OS cannot). Called by
     /// [`Transformer::load`].
-    fn advise_huge_pages(&self) -> crate::engine::hugepages::Advised {
+    fn huge_pages(&self) -> usize {
         let Some(cpu) = &self.cpu else {
-            return Default::default();
+            return 0;
         };
         let layers = cpu.blocks.iter().flat_map(|b| {
             [&b.q, &b.k, &b.v, &b.o, &b.gate, &b.up, &b.down]
                 .into_iter()
                 .flat_map(|l| l.buffers())
         });
-        crate::engine::hugepages::advise(layers.chain(cpu.output.buffers()))
+        crate::engine::hugepages::collapse(layers.chain(cpu.output.buffers()))
     }
 
     /// A fresh KV cache for this model: `n_layer` pairs of `[1, n_head_kv, ctx, head_dim]` f32
-    /// tensors, zeroed, written in place (on the CPU path: f16 buffers, see `RawLayer`, on huge
-    /// pages where the OS has them).
+    /// tensors, zeroed, written in place (on the CPU path: f16 buffers, see `RawLayer`).
     ///
     /// # Errors
     /// Allocation failure on the device.
@@ -431,15 +424,7 @@ impl Transformer {
             let layers: Vec<RawLayer> = (0..self.cfg.n_layer)
                 .map(|_| RawLayer::new(&self.cfg, self.ctx))
                 .collect();
-            // Advised before the first write, the pages are huge from the start.
-            let huge = crate::engine::hugepages::advise(layers.iter().flat_map(|l| {
-                [
-                    (l.kt.as_ptr() as usize, l.kt.len() * 2),
-                    (l.v.as_ptr() as usize, l.v.len() * 2),
-                ]
-            }));
             return Ok(KvCache {
-                _huge: huge,
                 store: Store::Raw(layers),
                 len: 0,
                 ctx: self.ctx,
@@ -455,7 +440,6 @@ impl Transformer {
             ));
         }
         Ok(KvCache {
-            _huge: Default::default(),
             store: Store::Tensors(layers),
             len: 0,
             ctx: self.ctx,
@@ -608,8 +592,6 @@ fn causal_mask(t: usize, pos: usize, device: &Device) -> Result<Tensor> {
 /// or as the CPU path's f16 buffers (keys transposed in blocks; see [`super::cpu`]).
 #[derive(Debug)]
 pub struct KvCache {
-    /// Huge-page advice over the CPU path's buffers, held for its drop (which withdraws it).
-    _huge: crate::engine::hugepages::Advised,
     store: Store,
     len: usize,
     ctx: usize,
@@ -634,7 +616,8 @@ impl KvCache {
     /// Commits every page of the cache now (writes one zero per 4 KiB page of the CPU path's
     /// buffers; candle's tensors are left as they are), so a long-lived process's memory is
     /// what it is after load instead of growing as contexts first reach new lengths (as
-    /// llama.cpp clears its KV buffer at load). Returns the cache's size in bytes.
+    /// llama.cpp clears its KV buffer at load), then moves the CPU path's buffers onto huge
+    /// pages where the OS can (see `engine::hugepages`). Returns the cache's size in bytes.
     pub fn commit(&mut self) -> usize {
         match &mut self.store {
             Store::Raw(layers) => {
@@ -649,6 +632,12 @@ impl KvCache {
                         bytes += buf.len() * 2;
                     }
                 }
+                crate::engine::hugepages::collapse(layers.iter().flat_map(|l| {
+                    [
+                        (l.kt.as_ptr() as usize, l.kt.len() * 2),
+                        (l.v.as_ptr() as usize, l.v.len() * 2),
+                    ]
+                }));
                 bytes
             }
             Store::Tensors(layers) => layers
