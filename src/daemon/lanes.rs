@@ -110,7 +110,9 @@ const TRIM_EVERY_MS: u64 = 250;
 /// [`TRIM_EVERY_MS`]; a no-op on other C libraries. Called after each long-lane task: those
 /// hold a request's megabytes (input, reduced view, saved copy), and without it glibc kept
 /// them, so the daemon's RSS grew from 365 MB after 10 requests to 545 MB after 1,000 in the
-/// load bench.
+/// load bench. Also called (idle) when the server's last connection closes, for what the I/O
+/// threads, the short lane and the model thread freed after the long lane's last trim (RSS at
+/// rest after 1,110 requests / after 10: 1.07-1.13 over three runs without it, 1.02 with).
 pub fn release_free_memory(idle: bool) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {

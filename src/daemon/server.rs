@@ -275,7 +275,14 @@ pub async fn run(listener: UnixListener, shutdown: impl Future<Output = ()>, ser
                         tokio::spawn(async move {
                             server.connections.fetch_add(1, Ordering::SeqCst);
                             handle_connection(&server, stream, halt).await;
-                            server.connections.fetch_sub(1, Ordering::SeqCst);
+                            if server.connections.fetch_sub(1, Ordering::SeqCst) == 1 {
+                                // The last connection closed: hand what the requests freed
+                                // (I/O threads, short lane, model thread) back to the OS; the
+                                // long lane's own trims miss what is freed after its last task.
+                                tokio::task::spawn_blocking(|| {
+                                    crate::daemon::lanes::release_free_memory(true)
+                                });
+                            }
                             drop(permit);
                             drop(done);
                         });
