@@ -26,7 +26,7 @@ use half::f16;
 
 use super::kernels::{matmul_many, Isa, QLinear};
 use super::model::ModelConfig;
-use super::team::{par_for, with_team, SharedMut, Team};
+use super::team::{par_for, parallelism, with_team, SharedMut, Team};
 
 /// One layer's weights for the CPU path.
 #[derive(Debug, Clone)]
@@ -174,7 +174,7 @@ impl CpuModel {
             add(&mut x, &proj);
             rms_norm_rows(&x, &blk.ffn_norm, cfg.rms_eps, &mut h);
             matmul_many(&[&blk.gate, &blk.up], &h, &mut [&mut g[..], &mut u[..]]);
-            swiglu(&mut g, &u, self.simd);
+            swiglu_rows(&mut g, &u, self.simd, t);
             blk.down.matmul(&g, &mut proj);
             add(&mut x, &proj);
         }
@@ -1087,6 +1087,30 @@ fn exp_approx(x: f32) -> f32 {
 
 /// `g = silu(g) * u` with `silu(x) = x * sigmoid(x)`; the sigmoid from `e^(-|x|)` (in the
 /// range of [`exp_approx`]): `1 / (1 + e)` for `x >= 0`, `e / (1 + e)` below.
+/// [`swiglu`] over `rows` rows, split across the executor's threads when there are enough
+/// rows (prefill); bit-identical to one serial pass.
+fn swiglu_rows(g: &mut [f32], u: &[f32], simd: bool, rows: usize) {
+    let threads = parallelism();
+    if threads == 1 || rows < 2 * threads {
+        swiglu(g, u, simd);
+        return;
+    }
+    // Parts start on multiples of 8 elements, so each element takes the same (SIMD or tail)
+    // path as in one serial pass.
+    let per = (rows.div_ceil(threads * 2) * (g.len() / rows)).next_multiple_of(8);
+    // One lock per part, each taken once by its task: disjoint mutable slices for `par_for`.
+    let parts: Vec<std::sync::Mutex<(&mut [f32], &[f32])>> = g
+        .chunks_mut(per)
+        .zip(u.chunks(per))
+        .map(std::sync::Mutex::new)
+        .collect();
+    par_for(parts.len(), |i| {
+        let mut p = parts[i].lock().unwrap_or_else(|e| e.into_inner());
+        let (g, u) = &mut *p;
+        swiglu(g, u, simd);
+    });
+}
+
 fn swiglu(g: &mut [f32], u: &[f32], simd: bool) {
     #[cfg(target_arch = "x86_64")]
     if simd {
@@ -1248,6 +1272,24 @@ mod tests {
         assert_eq!(exp_approx(0.0), 1.0);
         assert!(exp_approx(-1000.0) >= 0.0 && exp_approx(-1000.0) < 1e-37);
         assert!(exp_approx(f32::NEG_INFINITY) >= 0.0);
+    }
+
+    #[test]
+    fn swiglu_split_on_a_team_equals_one_serial_pass() {
+        let team = Team::new(2);
+        // 7 rows of 37: parts do not end on rows, and the serial pass has a tail.
+        let (rows, n) = (7, 37);
+        let x: Vec<f32> = (0..rows * n)
+            .map(|i| (i as f32 * 0.37).sin() * 6.0)
+            .collect();
+        let u: Vec<f32> = (0..rows * n).map(|i| (i as f32 * 0.11).cos()).collect();
+        for simd in [false, simd_for(Isa::Avx2)] {
+            let mut want = x.clone();
+            swiglu(&mut want, &u, simd);
+            let mut got = x.clone();
+            with_team(Some(&team), || swiglu_rows(&mut got, &u, simd, rows));
+            assert_eq!(got, want, "simd={simd}");
+        }
     }
 
     #[test]

@@ -79,37 +79,75 @@ impl ActQ {
     /// Quantizes `m` rows of `k` values (`x.len() == m * k`, `k` a multiple of 32), with SIMD
     /// when `simd` is set (the caller has checked AVX2).
     pub fn quantize_rows(&mut self, x: &[f32], k: usize, simd: bool) {
+        self.quantize_rows_split(x, k, simd, x.len().max(1), |n, f| (0..n).for_each(f));
+    }
+
+    /// [`ActQ::quantize_rows`] in parts of at most `part` values (a multiple of `k`; a prefill
+    /// chunk's rows are split across threads), run by `run(parts, f)`, which must call `f(i)`
+    /// once for every `i < parts` (serially or in parallel). Same result as the serial form:
+    /// each block is quantized on its own.
+    pub fn quantize_rows_split(
+        &mut self,
+        x: &[f32],
+        k: usize,
+        simd: bool,
+        part: usize,
+        run: impl FnOnce(usize, &(dyn Fn(usize) + Sync)),
+    ) {
         debug_assert!(k.is_multiple_of(BLOCK) && x.len().is_multiple_of(k));
+        debug_assert!(part.is_multiple_of(k) || part >= x.len());
         let nbt = x.len() / BLOCK;
         self.d.resize(nbt, 0.0);
         self.s.resize(nbt, 0.0);
         self.sq.resize(nbt, 0);
         self.qs.resize(x.len(), 0);
-        let blocks = x
-            .chunks_exact(BLOCK)
-            .zip(self.qs.chunks_exact_mut(BLOCK))
-            .zip(
-                self.d
-                    .iter_mut()
-                    .zip(self.s.iter_mut())
-                    .zip(self.sq.iter_mut()),
-            );
-        for ((xb, qb), ((d, s), sq)) in blocks {
-            #[cfg(target_arch = "x86_64")]
-            let (dd, ss) = if simd {
-                // SAFETY: both blocks hold 32 elements; `simd` means AVX2 was detected.
-                unsafe { quantize_block_avx2(xb.as_ptr(), qb.as_mut_ptr()) }
-            } else {
-                quantize_block_scalar(xb, qb)
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let (dd, ss) = {
-                let _ = simd;
-                quantize_block_scalar(xb, qb)
-            };
-            *d = dd;
-            *s = dd * ss as f32;
-            *sq = ss;
-        }
+        let pb = part / BLOCK;
+        // One lock per part, each taken once by the task that owns it: disjoint mutable slices
+        // for a `Sync` closure without raw pointers.
+        let parts: Vec<std::sync::Mutex<_>> = x
+            .chunks(part)
+            .zip(self.qs.chunks_mut(part))
+            .zip(self.d.chunks_mut(pb))
+            .zip(self.s.chunks_mut(pb))
+            .zip(self.sq.chunks_mut(pb))
+            .map(|((((x, q), d), s), sq)| std::sync::Mutex::new((x, q, d, s, sq)))
+            .collect();
+        run(parts.len(), &|i| {
+            let mut g = parts[i].lock().unwrap_or_else(|e| e.into_inner());
+            let (x, q, d, s, sq) = &mut *g;
+            quantize_blocks(x, q, d, s, sq, simd);
+        });
+    }
+}
+
+/// Quantizes the blocks of `x` into `qs`, `d`, `s`, `sq` (one entry per block of 32).
+fn quantize_blocks(
+    x: &[f32],
+    qs: &mut [i8],
+    d: &mut [f32],
+    s: &mut [f32],
+    sq: &mut [i32],
+    simd: bool,
+) {
+    let blocks = x
+        .chunks_exact(BLOCK)
+        .zip(qs.chunks_exact_mut(BLOCK))
+        .zip(d.iter_mut().zip(s.iter_mut()).zip(sq.iter_mut()));
+    for ((xb, qb), ((d, s), sq)) in blocks {
+        #[cfg(target_arch = "x86_64")]
+        let (dd, ss) = if simd {
+            // SAFETY: both blocks hold 32 elements; `simd` means AVX2 was detected.
+            unsafe { quantize_block_avx2(xb.as_ptr(), qb.as_mut_ptr()) }
+        } else {
+            quantize_block_scalar(xb, qb)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let (dd, ss) = {
+            let _ = simd;
+            quantize_block_scalar(xb, qb)
+        };
+        *d = dd;
+        *s = dd * ss as f32;
+        *sq = ss;
     }
 }

@@ -347,7 +347,16 @@ pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
         return;
     }
     let mut a = ActQ::default();
-    a.quantize_rows(x, k, first.isa != Isa::Scalar);
+    // Prefill: the rows' quantization is split across the executor's threads (decode's one
+    // row stays on the caller).
+    let rows_per = if threads > 1 && m >= 2 * threads {
+        m.div_ceil(threads * 2)
+    } else {
+        m.max(1)
+    };
+    a.quantize_rows_split(x, k, first.isa != Isa::Scalar, rows_per * k, |n, f| {
+        par_for(n, f)
+    });
     let ptrs: Vec<SharedMut> = outs.iter_mut().map(|o| SharedMut(o.as_mut_ptr())).collect();
     let run = |&(l, j0, j1): &(usize, usize, usize)| {
         // SAFETY: tasks write disjoint columns j0..j1 of layer l's m x n output, which

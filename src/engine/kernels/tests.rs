@@ -214,3 +214,23 @@ fn unsupported_types_fall_back() {
     let qt = QTensor::quantize(&w, GgmlDType::F16).unwrap();
     assert!(QLinear::new(&qt, Isa::Scalar).unwrap().is_none());
 }
+
+#[test]
+fn split_activation_quantization_equals_serial_in_any_order() {
+    let mut rng = Rng(11);
+    let (m, k) = (13, 96);
+    let x = rng.vec(m * k);
+    for simd in [false, Isa::detect() != Isa::Scalar] {
+        let mut serial = ActQ::default();
+        serial.quantize_rows(&x, k, simd);
+        for rows in [1, 3, 5, 13] {
+            let mut split = ActQ::default();
+            // Parts run last to first, as threads may.
+            split.quantize_rows_split(&x, k, simd, rows * k, |n, f| (0..n).rev().for_each(f));
+            assert_eq!(split.qs, serial.qs, "rows per part {rows}");
+            assert_eq!(split.d, serial.d);
+            assert_eq!(split.s, serial.s);
+            assert_eq!(split.sq, serial.sq);
+        }
+    }
+}
