@@ -27,6 +27,18 @@ pub const HUGE_PAGE: usize = 2 << 20;
 #[cfg(target_os = "linux")]
 const MADV_COLLAPSE: libc::c_int = 25;
 
+/// Whether `/sys/kernel/mm/transparent_hugepage/enabled` selects `never` (the selected value is
+/// the bracketed one, e.g. `always [madvise] never`). Unreadable: not disabled.
+fn thp_disabled() -> bool {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|s| selects_never(&s))
+}
+
+/// The parsing half of [`thp_disabled`].
+fn selects_never(setting: &str) -> bool {
+    setting.contains("[never]")
+}
+
 /// Merges the address ranges `(start, len)` (bytes) whose gaps are under [`HUGE_PAGE`],
 /// sorted by start. Empty ranges are dropped.
 pub fn merge(ranges: impl IntoIterator<Item = (usize, usize)>) -> Vec<(usize, usize)> {
@@ -60,12 +72,13 @@ pub fn interior(start: usize, len: usize) -> Option<(usize, usize)> {
 /// the advice left on, the daemon's RSS at rest grew 1.07x over 1,100 requests instead of
 /// staying flat). Returns the bytes collapsed (whole huge pages).
 ///
-/// Best effort: before Linux 6.1 (no `MADV_COLLAPSE`), with THP `never`, or on other systems,
-/// nothing changes and it returns 0. Only written memory collapses (a never-touched page has
+/// Best effort: before Linux 6.1 (no `MADV_COLLAPSE`), with THP set to `never` (which
+/// `MADV_COLLAPSE` itself would ignore, so it is checked here: the administrator's choice
+/// stands), or on other systems, nothing changes and it returns 0. Only written memory collapses (a never-touched page has
 /// nothing to collapse): call it after the buffers are filled. Advice never changes memory
 /// contents, so any ranges are safe to pass; they should be buffers the caller owns.
 pub fn collapse(ranges: impl IntoIterator<Item = (usize, usize)>) -> usize {
-    if std::env::var(HUGE_PAGES_ENV).as_deref() == Ok("0") {
+    if std::env::var(HUGE_PAGES_ENV).as_deref() == Ok("0") || thp_disabled() {
         return 0;
     }
     let spans: Vec<(usize, usize)> = merge(ranges)
@@ -102,6 +115,13 @@ mod tests {
         assert_eq!(m, vec![(0, 50), (3 << 20, 5), (10_000_000, 100)]);
         // Overlaps and containment.
         assert_eq!(merge([(0, 100), (50, 10), (90, 20)]), vec![(0, 110)]);
+    }
+
+    #[test]
+    fn the_never_setting_is_recognized() {
+        assert!(selects_never("always madvise [never]\n"));
+        assert!(!selects_never("always [madvise] never\n"));
+        assert!(!selects_never("[always] madvise never\n"));
     }
 
     #[test]
