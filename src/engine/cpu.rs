@@ -156,16 +156,11 @@ impl CpuModel {
             add_bias(&mut q, blk.bq.as_deref());
             add_bias(&mut k, blk.bk.as_deref());
             add_bias(&mut v, blk.bv.as_deref());
-            for i in 0..t {
-                let (c, s) = self.rope_row(pos + i, hd);
-                rope(&mut q[i * nq..(i + 1) * nq], hd, c, s, cfg.rope_interleaved);
-                rope(
-                    &mut k[i * nkv..(i + 1) * nkv],
-                    hd,
-                    c,
-                    s,
-                    cfg.rope_interleaved,
-                );
+            for (x, len) in [(&mut q, nq), (&mut k, nkv)] {
+                par_rows(x, len, |i, row| {
+                    let (c, s) = self.rope_row(pos + i, hd);
+                    rope(row, hd, c, s, cfg.rope_interleaved);
+                });
             }
             write_kv(layer, &k, &v, pos, t, cfg.n_head_kv, hd, self.ctx);
             self.attention(cfg, &q, layer, pos, t, &mut y);
@@ -266,14 +261,14 @@ impl CpuModel {
         };
         par_for(base_tasks * splits, task);
         // Merge: y = sum_c e^(m_c - m) o_c / sum_c e^(m_c - m) l_c.
-        for row in 0..t {
+        par_rows(&mut y[..t * nq], nq, |row, yrow| {
             for head in 0..n_head {
                 let part = |c: usize| {
                     let o = ((c * t + row) * n_head + head) * w;
                     &parts[o..o + w]
                 };
                 let m = (0..splits).fold(f32::NEG_INFINITY, |m, c| m.max(part(c)[hd]));
-                let yo = &mut y[row * nq + head * hd..row * nq + (head + 1) * hd];
+                let yo = &mut yrow[head * hd..(head + 1) * hd];
                 yo.fill(0.0);
                 let mut l = 0f32;
                 for c in 0..splits {
@@ -290,7 +285,7 @@ impl CpuModel {
                     *v *= inv;
                 }
             }
-        }
+        });
     }
 }
 
@@ -1087,6 +1082,32 @@ fn exp_approx(x: f32) -> f32 {
 
 /// `g = silu(g) * u` with `silu(x) = x * sigmoid(x)`; the sigmoid from `e^(-|x|)` (in the
 /// range of [`exp_approx`]): `1 / (1 + e)` for `x >= 0`, `e / (1 + e)` below.
+/// Runs `f(i, row_i)` for each `len`-long row of `out`, split into row ranges across the
+/// executor's threads when there are enough rows (prefill); one pass on the caller otherwise.
+/// Each row is computed on its own, so the result does not depend on the split.
+fn par_rows(out: &mut [f32], len: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
+    let rows = out.len() / len.max(1);
+    let threads = parallelism();
+    if threads == 1 || rows < 2 * threads {
+        for (i, row) in out.chunks_exact_mut(len).enumerate() {
+            f(i, row);
+        }
+        return;
+    }
+    let per = rows.div_ceil(threads * 2);
+    // One lock per part, each taken once by its task: disjoint mutable slices for `par_for`.
+    let parts: Vec<std::sync::Mutex<&mut [f32]>> = out
+        .chunks_mut(per * len)
+        .map(std::sync::Mutex::new)
+        .collect();
+    par_for(parts.len(), |p| {
+        let mut part = parts[p].lock().unwrap_or_else(|e| e.into_inner());
+        for (i, row) in part.chunks_exact_mut(len).enumerate() {
+            f(p * per + i, row);
+        }
+    });
+}
+
 /// [`swiglu`] over `rows` rows, split across the executor's threads when there are enough
 /// rows (prefill); bit-identical to one serial pass.
 fn swiglu_rows(g: &mut [f32], u: &[f32], simd: bool, rows: usize) {
@@ -1167,13 +1188,14 @@ unsafe fn swiglu_x86(g: &mut [f32], u: &[f32]) {
 /// RMSNorm of each `w.len()`-wide row of `x` into `out`: `x / sqrt(mean(x^2) + eps) * w`.
 fn rms_norm_rows(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
     let d = w.len();
-    for (xr, or) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
+    par_rows(out, d, |i, or| {
+        let xr = &x[i * d..(i + 1) * d];
         let ss: f32 = xr.iter().map(|v| v * v).sum::<f32>() / d as f32;
         let inv = 1.0 / (ss + eps).sqrt();
         for ((o, &xv), &wv) in or.iter_mut().zip(xr).zip(w) {
             *o = xv * inv * wv;
         }
-    }
+    });
 }
 
 fn add_bias(x: &mut [f32], b: Option<&[f32]>) {
