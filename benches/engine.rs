@@ -115,6 +115,30 @@ impl Drop for Busy {
     }
 }
 
+/// The model at `path` on the CPU with a `max_context`-token context, on the detected kernels.
+fn load(path: &std::path::Path, max_context: usize) -> Transformer {
+    let (mut f, content) = read_header(path).expect("header");
+    Transformer::load(
+        &mut f,
+        &content,
+        &Device::Cpu,
+        LoadOptions {
+            convert_to_q8: false,
+            max_context,
+            kernels: None,
+        },
+    )
+    .expect("load")
+}
+
+/// A KV cache committed as the daemon commits it at load (pages written, and on huge pages
+/// where the OS can).
+fn committed_cache(m: &Transformer) -> KvCache {
+    let mut cache = m.new_cache().expect("cache");
+    cache.commit();
+    cache
+}
+
 fn main() {
     let models = env_list("TOOLSUM_BENCH_MODELS", "tiny,small");
     let pps: Vec<usize> = env_list("TOOLSUM_BENCH_PP", "512,2048")
@@ -153,21 +177,8 @@ fn main() {
         let path =
             toolsum::models::resolve(Some(spec)).expect("model (run scripts/fetch-models.sh)");
         {
-            let (mut f, content) = read_header(&path).expect("header");
-            let m = Transformer::load(
-                &mut f,
-                &content,
-                &Device::Cpu,
-                LoadOptions {
-                    convert_to_q8: false,
-                    max_context: max_pp + tg + 16,
-                    kernels: None,
-                },
-            )
-            .expect("load");
-            let mut cache = m.new_cache().expect("cache");
-            // As the daemon does at load: pages committed (and on huge pages where the OS can).
-            cache.commit();
+            let m = load(&path, max_pp + tg + 16);
+            let mut cache = committed_cache(&m);
             let kern = kernels_label(&m);
             let mut emit = |test: String, v: f64| {
                 if test.contains("ratio") {
@@ -197,33 +208,15 @@ fn main() {
         // is as large as the pool it was loaded in), each alone and beside it.
         let spec = &models[0];
         let path = toolsum::models::resolve(Some(spec)).expect("model");
-        let load = || {
-            let (mut f, content) = read_header(&path).expect("header");
-            Transformer::load(
-                &mut f,
-                &content,
-                &Device::Cpu,
-                LoadOptions {
-                    convert_to_q8: false,
-                    max_context: 1024,
-                    kernels: None,
-                },
-            )
-            .expect("load")
-        };
-        let m = load();
+        let m = load(&path, 1024);
         let kern = kernels_label(&m);
-        let mut cache = m.new_cache().expect("cache");
-        // As the daemon does at load: pages committed (and on huge pages where the OS can).
-        cache.commit();
+        let mut cache = committed_cache(&m);
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .expect("pool");
-        let m1 = one.install(load);
-        let mut cache1 = m1.new_cache().expect("cache");
-        // As the daemon does at load: pages committed (and on huge pages where the OS can).
-        cache1.commit();
+        let m1 = one.install(|| load(&path, 1024));
+        let mut cache1 = committed_cache(&m1);
         let mut run = |single: bool| {
             if single {
                 one.install(|| best(reps, || decode(&m1, &mut cache1, 128, tg, chunk)))

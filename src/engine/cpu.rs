@@ -26,7 +26,7 @@ use half::f16;
 
 use super::kernels::{matmul_many, Isa, QLinear};
 use super::model::ModelConfig;
-use super::team::{par_for, parallelism, with_team, SharedMut, Team};
+use super::team::{par_chunks_mut, par_for, parallelism, with_team, SharedMut, Team};
 
 /// One layer's weights for the CPU path.
 #[derive(Debug, Clone)]
@@ -1095,13 +1095,7 @@ fn par_rows(out: &mut [f32], len: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
         return;
     }
     let per = rows.div_ceil(threads * 2);
-    // One lock per part, each taken once by its task: disjoint mutable slices for `par_for`.
-    let parts: Vec<std::sync::Mutex<&mut [f32]>> = out
-        .chunks_mut(per * len)
-        .map(std::sync::Mutex::new)
-        .collect();
-    par_for(parts.len(), |p| {
-        let mut part = parts[p].lock().unwrap_or_else(|e| e.into_inner());
+    par_chunks_mut(out, per * len, |p, part| {
         for (i, row) in part.chunks_exact_mut(len).enumerate() {
             f(p * per + i, row);
         }
@@ -1119,16 +1113,8 @@ fn swiglu_rows(g: &mut [f32], u: &[f32], simd: bool, rows: usize) {
     // Parts start on multiples of 8 elements, so each element takes the same (SIMD or tail)
     // path as in one serial pass.
     let per = (rows.div_ceil(threads * 2) * (g.len() / rows)).next_multiple_of(8);
-    // One lock per part, each taken once by its task: disjoint mutable slices for `par_for`.
-    let parts: Vec<std::sync::Mutex<(&mut [f32], &[f32])>> = g
-        .chunks_mut(per)
-        .zip(u.chunks(per))
-        .map(std::sync::Mutex::new)
-        .collect();
-    par_for(parts.len(), |i| {
-        let mut p = parts[i].lock().unwrap_or_else(|e| e.into_inner());
-        let (g, u) = &mut *p;
-        swiglu(g, u, simd);
+    par_chunks_mut(g, per, |p, part| {
+        swiglu(part, &u[p * per..p * per + part.len()], simd);
     });
 }
 

@@ -332,10 +332,45 @@ pub(crate) fn par_for(n: usize, f: impl Fn(usize) + Sync) {
     }
 }
 
+/// Runs `f(p, part)` for the parts of `v` of `chunk` elements (the last may be shorter),
+/// in parallel on this thread's executor as [`par_for`] does; `p` is the part's index, so
+/// `part` starts at element `p * chunk`.
+///
+/// # Panics
+/// If `chunk` is 0, or as [`par_for`].
+pub(crate) fn par_chunks_mut<T: Send>(
+    v: &mut [T],
+    chunk: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    // One lock per part, each taken once by the task that owns it: disjoint mutable slices
+    // for a `Sync` closure without raw pointers.
+    let parts: Vec<std::sync::Mutex<&mut [T]>> =
+        v.chunks_mut(chunk).map(std::sync::Mutex::new).collect();
+    par_for(parts.len(), |p| {
+        let mut part = parts[p].lock().unwrap_or_else(|e| e.into_inner());
+        f(p, &mut part);
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU32;
+
+    #[test]
+    fn par_chunks_mut_hands_each_part_once_with_its_index() {
+        let team = Team::new(2);
+        let mut v = vec![0usize; 103];
+        with_team(Some(&team), || {
+            par_chunks_mut(&mut v, 10, |p, part| {
+                for (i, x) in part.iter_mut().enumerate() {
+                    *x += p * 10 + i + 1;
+                }
+            })
+        });
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i + 1));
+    }
 
     #[test]
     fn every_task_runs_once_across_many_loops() {
