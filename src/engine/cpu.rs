@@ -1247,7 +1247,7 @@ fn write_kv(
 /// Whether the attention products can use 512-bit vectors: kernels `isa` are the AVX-512 ones
 /// (which imply AVX-512F) and the AVX2 build is allowed ([`simd_for`]).
 pub(crate) fn wide_for(isa: Isa) -> bool {
-    isa == Isa::Avx512Vnni && simd_for(isa)
+    isa.avx512() && simd_for(isa)
 }
 
 /// Whether the attention loops can use their AVX2 + F16C build on this CPU for kernels `isa`.
@@ -1489,7 +1489,7 @@ mod tests {
             if simd && !(Isa::available().contains(&Isa::Avx2) && simd_for(Isa::Avx2)) {
                 continue;
             }
-            if wide && !Isa::available().contains(&Isa::Avx512Vnni) {
+            if wide && !Isa::available().iter().any(|i| i.avx512()) {
                 continue;
             }
             let mut layer = RawLayer::new(cfg, ctx);

@@ -23,6 +23,8 @@
 pub mod act;
 pub mod formats;
 #[cfg(target_arch = "x86_64")]
+pub mod amx;
+#[cfg(target_arch = "x86_64")]
 pub mod x86;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_512;
@@ -49,6 +51,9 @@ pub enum Isa {
     Avx512Vnni,
     /// AVX-VNNI (`vpdpbusd`, VEX-encoded, 16 registers).
     AvxVnni,
+    /// AMX-INT8 tiles ([`amx`]) for matmuls of at least [`amx::MIN_ROWS`] activation rows
+    /// (prefill), the [`Isa::Avx512Vnni`] kernels for the rest (decode).
+    Amx,
 }
 
 impl Isa {
@@ -63,7 +68,11 @@ impl Isa {
                 && is_x86_feature_detected!("avx512vl")
                 && is_x86_feature_detected!("avx512vnni")
             {
-                return Isa::Avx512Vnni;
+                return if amx::available() {
+                    Isa::Amx
+                } else {
+                    Isa::Avx512Vnni
+                };
             }
             if avx2 && is_x86_feature_detected!("avxvnni") {
                 return Isa::AvxVnni;
@@ -107,25 +116,48 @@ impl Isa {
                     && is_x86_feature_detected!("avx512vnni")
                 {
                     v.push(Isa::Avx512Vnni);
+                    if amx::available() {
+                        v.push(Isa::Amx);
+                    }
                 }
             }
         }
         v
     }
 
-    /// Short name used in [`QLinear::kernel_name`] (`scalar`, `avx2`, `avx512vnni`, `avxvnni`).
+    /// Short name used in [`QLinear::kernel_name`] (`scalar`, `avx2`, `avx512vnni`, `avxvnni`,
+    /// `amx`).
     pub fn name(self) -> &'static str {
         match self {
             Isa::Scalar => "scalar",
             Isa::Avx2 => "avx2",
             Isa::Avx512Vnni => "avx512vnni",
             Isa::AvxVnni => "avxvnni",
+            Isa::Amx => "amx",
+        }
+    }
+
+    /// Whether this path implies AVX-512 (F, BW, VL, VNNI) on the CPU.
+    pub fn avx512(self) -> bool {
+        matches!(self, Isa::Avx512Vnni | Isa::Amx)
+    }
+
+    /// Whether a matmul of `m` activation rows runs on AMX tiles.
+    pub fn tiles_for(self, m: usize) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            self == Isa::Amx && m >= amx::MIN_ROWS
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = m;
+            false
         }
     }
 
     /// Whether Q8_0 weights are biased to unsigned (VNNI), so their offset term applies.
     fn biased_i8(self) -> bool {
-        matches!(self, Isa::Avx512Vnni | Isa::AvxVnni)
+        matches!(self, Isa::Avx512Vnni | Isa::AvxVnni | Isa::Amx)
     }
 }
 
@@ -268,20 +300,25 @@ impl QLinear {
             match self.isa {
                 Isa::Scalar => scalar_rows(w, a, m, j0, j1, out),
                 Isa::Avx2 => go!(avx2),
-                Isa::Avx512Vnni if w.nb().is_multiple_of(2) => match x86::tag(w.layout) {
+                Isa::Amx if m >= amx::MIN_ROWS => match x86::tag(w.layout) {
+                    x86::L_U4 => amx::rows::<{ x86::L_U4 }>(w, a, m, j0, j1, o),
+                    x86::L_U5 => amx::rows::<{ x86::L_U5 }>(w, a, m, j0, j1, o),
+                    _ => amx::rows::<{ x86::L_I8 }>(w, a, m, j0, j1, o),
+                },
+                Isa::Avx512Vnni | Isa::Amx if w.nb().is_multiple_of(2) => match x86::tag(w.layout) {
                     x86::L_U4 => x86_512::rows::<{ x86::L_U4 }>(w, a, m, j0, j1, o),
                     x86::L_U5 => x86_512::rows::<{ x86::L_U5 }>(w, a, m, j0, j1, o),
                     _ => x86_512::rows::<{ x86::L_I8 }>(w, a, m, j0, j1, o),
                 },
-                Isa::Avx512Vnni => go!(avx512vnni),
+                Isa::Avx512Vnni | Isa::Amx => go!(avx512vnni),
                 Isa::AvxVnni => go!(avxvnni),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         scalar_rows(w, a, m, j0, j1, out);
         // The 512-bit kernel folds integer offsets into its dot products and stored mins
-        // into its accumulators.
-        let folded = self.isa == Isa::Avx512Vnni && w.nb().is_multiple_of(2);
+        // into its accumulators; the tile kernel adds both per block.
+        let folded = self.isa.tiles_for(m) || (self.isa.avx512() && w.nb().is_multiple_of(2));
         if !folded && (w.layout != Layout::I8 || self.isa.biased_i8()) {
             offset_term(w, a, m, j0, j1, out);
         }
@@ -332,6 +369,12 @@ pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
     );
     let m = x.len() / k;
     let threads = parallelism();
+    // Tile passes cover 32 weight rows: chunks are multiples of 32 there.
+    let tiles = first.isa.tiles_for(m);
+    #[cfg(target_arch = "x86_64")]
+    let grain = if tiles { amx::PASS_COLS } else { 4 };
+    #[cfg(not(target_arch = "x86_64"))]
+    let grain = 4;
     let mut tasks: Vec<(usize, usize, usize)> = Vec::new();
     for (l, (layer, out)) in layers.iter().zip(outs.iter()).enumerate() {
         assert_eq!(layer.w.k, k, "layers of one matmul_many share k");
@@ -340,7 +383,7 @@ pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
         if m == 0 || n == 0 {
             continue;
         }
-        let chunk = n.div_ceil(threads * 4).next_multiple_of(4).max(4);
+        let chunk = n.div_ceil(threads * 4).next_multiple_of(grain).max(grain);
         tasks.extend((0..n.div_ceil(chunk)).map(|c| (l, c * chunk, ((c + 1) * chunk).min(n))));
     }
     if tasks.is_empty() {
@@ -357,6 +400,10 @@ pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
     a.quantize_rows_split(x, k, first.isa != Isa::Scalar, rows_per * k, |n, f| {
         par_for(n, f)
     });
+    #[cfg(target_arch = "x86_64")]
+    if tiles {
+        amx::pad_rows(&mut a, k);
+    }
     let ptrs: Vec<SharedMut> = outs.iter_mut().map(|o| SharedMut(o.as_mut_ptr())).collect();
     let run = |&(l, j0, j1): &(usize, usize, usize)| {
         // SAFETY: tasks write disjoint columns j0..j1 of layer l's m x n output, which

@@ -145,6 +145,10 @@ fn simd_paths_equal_scalar() {
             (16, 8, 512),
             (40, 6, 576),
             (7, 3, 480),
+            // Prefill shapes (AMX tiles from 16 rows): partial passes in both dimensions.
+            (45, 37, 576),
+            (32, 16, 512),
+            (20, 33, 480),
         ] {
             if k % 256 != 0 && matches!(dt, GgmlDType::Q4K | GgmlDType::Q6K) {
                 continue;
