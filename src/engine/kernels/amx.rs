@@ -29,7 +29,9 @@ use super::formats::Packed;
 use super::x86::{Out, L_I8, L_U5};
 
 /// Activation rows (tokens) from which a matmul uses tiles: below it the padding to 16-row
-/// tiles costs more than the VNNI kernel (decode's one row never uses them).
+/// tiles costs more than the VNNI kernel saves (decode's one row never uses them). Measured
+/// on SmolLM2 (2 threads), prefill tok/s VNNI vs tiles: 8 rows (padded to 32) 629-632 vs
+/// 552-628, 16 rows 685-692 vs 877 (one 16-row group), 32 rows 707-731 vs 1155-1174.
 pub const MIN_ROWS: usize = 16;
 
 /// Tokens per pass (two A tiles of 16 rows); [`ActQ`] rows are padded to a multiple of it.
@@ -40,9 +42,6 @@ pub const PASS_COLS: usize = 32;
 
 /// Bytes of one B tile: 8 rows × 64 bytes.
 const B_TILE: usize = 512;
-
-/// Features the unpacking and scaling code needs besides AMX.
-const FEATURES: &str = "avx512f,avx512bw,avx512vl,avx2,fma";
 
 /// Whether this CPU and OS run AMX-INT8 with AVX-512 beside it: CPUID leaf 7 (AMX-TILE,
 /// AMX-INT8), AVX-512F/BW/VL, and the kernel granting the tile data state to this process.
@@ -69,7 +68,13 @@ fn request_tile_state() -> bool {
     const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
     const XFEATURE_XTILEDATA: libc::c_long = 18;
     // SAFETY: arch_prctl with these arguments only changes this process's permissions.
-    unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0 }
+    unsafe {
+        libc::syscall(
+            libc::SYS_arch_prctl,
+            ARCH_REQ_XCOMP_PERM,
+            XFEATURE_XTILEDATA,
+        ) == 0
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -184,13 +189,13 @@ unsafe fn unpack_block<const L: u8>(
     let blk0 = row0 * nb + b;
     // Row offsets in blocks → in bytes of each array.
     let idx4 = _mm512_slli_epi32(rows, 2);
-    let d = _mm512_i32gather_ps::<1>(idx4, w.d.as_ptr().add(blk0) as *const f32);
+    let d = _mm512_i32gather_ps::<1>(idx4, w.d.as_ptr().add(blk0));
     _mm512_storeu_ps(dw, d);
     // Q8_0 stays signed here (`tdpbssd`): no offset, unlike the VNNI kernels' biased form.
     let c = match w.offset {
         _ if L == L_I8 => _mm512_setzero_ps(),
         Some(o) => _mm512_mul_ps(d, _mm512_set1_ps(-(o as f32))),
-        None => _mm512_i32gather_ps::<1>(idx4, w.c.as_ptr().add(blk0) as *const f32),
+        None => _mm512_i32gather_ps::<1>(idx4, w.c.as_ptr().add(blk0)),
     };
     _mm512_storeu_ps(cw, c);
     let out = dst as *mut __m512i;
@@ -223,7 +228,10 @@ unsafe fn unpack_block<const L: u8>(
         let mut lo = _mm512_and_si512(g, nib);
         let mut hi = _mm512_and_si512(_mm512_srli_epi16(g, 4), nib);
         if L == L_U5 {
-            let hl = _mm512_and_si512(_mm512_srlv_epi32(h, _mm512_set1_epi32(4 * i as i32)), fifteen);
+            let hl = _mm512_and_si512(
+                _mm512_srlv_epi32(h, _mm512_set1_epi32(4 * i as i32)),
+                fifteen,
+            );
             let hh = _mm512_and_si512(
                 _mm512_srlv_epi32(h, _mm512_set1_epi32(16 + 4 * i as i32)),
                 fifteen,
@@ -231,17 +239,62 @@ unsafe fn unpack_block<const L: u8>(
             lo = _mm512_or_si512(lo, _mm512_permutexvar_epi32(hl, table));
             hi = _mm512_or_si512(hi, _mm512_permutexvar_epi32(hh, table));
         }
-        _mm512_storeu_si512(out.add(i as usize), lo);
-        _mm512_storeu_si512(out.add(i as usize + 4), hi);
+        _mm512_storeu_si512(out.add(i), lo);
+        _mm512_storeu_si512(out.add(i + 4), hi);
     }
 }
 
 /// One block of a pass: loads the A tiles (tokens `t0..t0+32`) and B tiles, computes the four
 /// C tiles and stores them to `c` (`[tile][16][16]`, tile = 2 × token group + weight group).
+/// With `half`, only the first 16 tokens (tiles 0 and 1): the last pass of a call whose rows
+/// end within it.
 #[inline(always)]
-unsafe fn block_products<const L: u8>(a0: *const i8, lda: usize, b0: *const u8, c: *mut i32) {
-    let a1 = a0.add(16 * lda);
+unsafe fn block_products<const L: u8>(
+    a0: *const i8,
+    lda: usize,
+    b0: *const u8,
+    c: *mut i32,
+    half: bool,
+) {
     let b1 = b0.add(B_TILE);
+    if half {
+        asm!(
+            "tilezero tmm0",
+            "tilezero tmm1",
+            "tileloadd tmm4, [{a0} + {lda}*1]",
+            "tileloadd tmm6, [{b0} + {ldb}*1]",
+            "tileloadd tmm7, [{b1} + {ldb}*1]",
+            a0 = in(reg) a0,
+            b0 = in(reg) b0,
+            b1 = in(reg) b1,
+            lda = in(reg) lda,
+            ldb = in(reg) 64usize,
+            options(nostack, readonly, preserves_flags),
+        );
+        if L == L_I8 {
+            asm!(
+                "tdpbssd tmm0, tmm4, tmm6",
+                "tdpbssd tmm1, tmm4, tmm7",
+                options(nostack, nomem, preserves_flags),
+            );
+        } else {
+            asm!(
+                "tdpbsud tmm0, tmm4, tmm6",
+                "tdpbsud tmm1, tmm4, tmm7",
+                options(nostack, nomem, preserves_flags),
+            );
+        }
+        asm!(
+            "tilestored [{c0} + {ldc}*1], tmm0",
+            "tilestored [{c1} + {ldc}*1], tmm1",
+            c0 = in(reg) c,
+            c1 = in(reg) c.add(256),
+            ldc = in(reg) 64usize,
+            options(nostack, preserves_flags),
+        );
+        return;
+    }
+    let a1 = a0.add(16 * lda);
     asm!(
         "tilezero tmm0",
         "tilezero tmm1",
@@ -298,7 +351,6 @@ unsafe fn block_products<const L: u8>(a0: *const i8, lda: usize, b0: *const u8, 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
 pub unsafe fn rows<const L: u8>(w: &Packed, a: &ActQ, m: usize, j0: usize, j1: usize, o: Out) {
     debug_assert!(a.qs.len() >= m.next_multiple_of(PASS_ROWS) * w.k);
-    let _ = FEATURES;
     SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
         rows_with::<L>(&mut s, w, a, m, j0, j1, o);
@@ -335,7 +387,8 @@ unsafe fn rows_with<const L: u8>(
         for g in 0..2 {
             let first = (j + 16 * g).min(j1 - 1);
             let last = _mm512_set1_epi32((j1 - 1 - first).min(15) as i32);
-            let rows = _mm512_mullo_epi32(_mm512_min_epi32(lanes, last), _mm512_set1_epi32(nb as i32));
+            let rows =
+                _mm512_mullo_epi32(_mm512_min_epi32(lanes, last), _mm512_set1_epi32(nb as i32));
             for b in 0..nb {
                 let at = 2 * b + g;
                 unpack_block::<L>(
@@ -353,6 +406,8 @@ unsafe fn rows_with<const L: u8>(
         let c = s.c.as_mut_ptr();
         let mut t0 = 0;
         while t0 < m {
+            let half = m - t0 <= 16;
+            let groups = if half { 1 } else { 2 };
             for r in 0..PASS_ROWS * 2 {
                 _mm512_storeu_ps(acc.add(r * 16), _mm512_setzero_ps());
             }
@@ -362,19 +417,20 @@ unsafe fn rows_with<const L: u8>(
                     k,
                     s.bt.as_ptr().add(2 * b * B_TILE),
                     c,
+                    half,
                 );
                 // acc[t][r] += C[t][r] * dy[t] * dw[r] + s[t] * c[r].
                 for g in 0..2 {
                     let dw = _mm512_loadu_ps(s.dw.as_ptr().add((2 * b + g) * 16));
                     let cw = _mm512_loadu_ps(s.cw.as_ptr().add((2 * b + g) * 16));
-                    for tg in 0..2 {
+                    for tg in 0..groups {
                         let tile = c.add((2 * tg + g) * 256);
                         for r in 0..16 {
                             let t = t0 + 16 * tg + r;
                             let dy = _mm512_set1_ps(*ad.add(t * nb + b));
                             let sy = _mm512_set1_ps(*asum.add(t * nb + b));
                             let p = _mm512_cvtepi32_ps(_mm512_loadu_si512(
-                                tile.add(16 * r) as *const __m512i,
+                                tile.add(16 * r) as *const __m512i
                             ));
                             let at = acc.add((16 * tg + r) * PASS_COLS + 16 * g);
                             let v = _mm512_fmadd_ps(p, _mm512_mul_ps(dw, dy), _mm512_loadu_ps(at));
@@ -384,7 +440,11 @@ unsafe fn rows_with<const L: u8>(
                 }
             }
             // Write the valid tokens and weight rows.
-            let mask0: __mmask16 = if cols >= 16 { 0xffff } else { (1u16 << cols) - 1 };
+            let mask0: __mmask16 = if cols >= 16 {
+                0xffff
+            } else {
+                (1u16 << cols) - 1
+            };
             let mask1: __mmask16 = if cols >= 32 {
                 0xffff
             } else if cols > 16 {

@@ -21,9 +21,9 @@
 // AVX-512 and AVX-VNNI intrinsics need Rust 1.89: Cargo.toml's rust-version.
 
 pub mod act;
-pub mod formats;
 #[cfg(target_arch = "x86_64")]
 pub mod amx;
+pub mod formats;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
 #[cfg(target_arch = "x86_64")]
@@ -305,11 +305,13 @@ impl QLinear {
                     x86::L_U5 => amx::rows::<{ x86::L_U5 }>(w, a, m, j0, j1, o),
                     _ => amx::rows::<{ x86::L_I8 }>(w, a, m, j0, j1, o),
                 },
-                Isa::Avx512Vnni | Isa::Amx if w.nb().is_multiple_of(2) => match x86::tag(w.layout) {
-                    x86::L_U4 => x86_512::rows::<{ x86::L_U4 }>(w, a, m, j0, j1, o),
-                    x86::L_U5 => x86_512::rows::<{ x86::L_U5 }>(w, a, m, j0, j1, o),
-                    _ => x86_512::rows::<{ x86::L_I8 }>(w, a, m, j0, j1, o),
-                },
+                Isa::Avx512Vnni | Isa::Amx if w.nb().is_multiple_of(2) => {
+                    match x86::tag(w.layout) {
+                        x86::L_U4 => x86_512::rows::<{ x86::L_U4 }>(w, a, m, j0, j1, o),
+                        x86::L_U5 => x86_512::rows::<{ x86::L_U5 }>(w, a, m, j0, j1, o),
+                        _ => x86_512::rows::<{ x86::L_I8 }>(w, a, m, j0, j1, o),
+                    }
+                }
                 Isa::Avx512Vnni | Isa::Amx => go!(avx512vnni),
                 Isa::AvxVnni => go!(avxvnni),
             }
