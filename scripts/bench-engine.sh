@@ -6,7 +6,9 @@
 # (default /opt/llamacpp/src/build/bin/llama-bench). To provide it:
 #   git clone https://github.com/ggerganov/llama.cpp && cd llama.cpp
 #   cmake -B build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF
-#   cmake --build build -j --target llama-bench
+#   cmake --build build -j --target llama-bench llama-batched-bench
+# llama-batched-bench, when built beside llama-bench, gives llama.cpp's decode at 512 and 2048
+# tokens of context, for the depth table.
 # Without it, toolsum's figures are still printed. Last line:
 #   min ratio vs llama.cpp: prefill=X decode=Y
 set -euo pipefail
@@ -19,6 +21,7 @@ mkdir -p bench-out
 TOOLSUM_BENCH_MODELS=$models TOOLSUM_BENCH_PP=512 TOOLSUM_BENCH_TG=128 TOOLSUM_THREADS=$threads \
   cargo bench --bench engine 2>/dev/null | tee bench-out/engine.md
 : > bench-out/llama.jsonl
+: > bench-out/llama-depth.jsonl
 if [ -x "$llama" ]; then
   # The snapshot's commit: a COMMIT file beside the source or its parent, or its git HEAD.
   bin=$(dirname "$llama")
@@ -29,6 +32,15 @@ if [ -x "$llama" ]; then
     path=$(target/release/toolsum models path "$m")
     "$llama" -m "$path" -p 512 -n 128 -t "$threads" -r 2 -o jsonl 2>/dev/null \
       | sed "s/^{/{\"tier\":\"$m\",/" >> bench-out/llama.jsonl
+    # Decode at depth (llama-bench here has no depth option): llama-batched-bench beside it,
+    # decode 128 tokens after 512 and after 2048 prompt tokens, best of two runs.
+    if [ -x "$bin/llama-batched-bench" ]; then
+      for _ in 1 2; do
+        "$bin/llama-batched-bench" -m "$path" -c 2304 -t "$threads" -npp 512,2048 -ntg 128 \
+          -npl 1 --output-format jsonl 2>/dev/null | grep '^{' \
+          | sed "s/^{/{\"tier\":\"$m\",/" >> bench-out/llama-depth.jsonl
+      done
+    fi
   done
 else
   echo "llama-bench not found at $llama: set LLAMA_BENCH (see the comment at the top of this script)"
@@ -61,6 +73,23 @@ for (m, k), v in sorted(ours.items()):
     if r:
         ratios[k].append(r)
     print(f"| {m} | {'pp512' if k == 'pp' else 'tg128'} | {v:.1f} | {l if l is None else round(l, 1)} | {'n/a' if r is None else f'{r:.2f}'} |")
+depth = {}
+for line in open("bench-out/llama-depth.jsonl"):
+    if line.strip():
+        j = json.loads(line)
+        key = (j["tier"], j["pp"])
+        depth[key] = max(depth.get(key, 0.0), j["speed_tg"])
+ours_depth = {(r["model"], t): r["tok_per_s"] for r in rows for t in (512, 2048)
+              if r.get("test", "").endswith(f" @{t}") and r.get("test", "").startswith("tg")}
+models = sorted({m for (m, _) in ours_depth})
+if models:
+    print("\n| model | decode @512 toolsum / llama.cpp | @2048 toolsum / llama.cpp | @2048/@512 toolsum | llama.cpp |\n|---|---|---|---|---|")
+    for m in models:
+        o5, o2 = ours_depth.get((m, 512)), ours_depth.get((m, 2048))
+        l5, l2 = depth.get((m, 512)), depth.get((m, 2048))
+        f = lambda v: "n/a" if v is None else f"{v:.1f}"
+        r = lambda a, b: "n/a" if not a or not b else f"{a / b:.2f}"
+        print(f"| {m} | {f(o5)} / {f(l5)} | {f(o2)} / {f(l2)} | {r(o2, o5)} | {r(l2, l5)} |")
 fmt = lambda xs: f"{min(xs):.2f}" if xs else "n/a"
 print(f"min ratio vs llama.cpp: prefill={fmt(ratios['pp'])} decode={fmt(ratios['tg'])}")
 PY
