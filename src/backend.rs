@@ -63,6 +63,10 @@ pub struct Narration {
     pub decode_ms: f64,
     /// Why generation stopped (`None` if nothing was generated).
     pub stop: Option<StopReason>,
+    /// Tokens drafted by prompt lookup and checked (speculative decoding; 0 when off).
+    pub draft_proposed: usize,
+    /// Of those, tokens accepted (each saved one decode step).
+    pub draft_accepted: usize,
 }
 
 /// Something that writes text for a prompt: the local model, or a fake in tests.

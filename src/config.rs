@@ -10,6 +10,7 @@
 //! | `model` | `TOOLSUM_MODEL` | default tier | model spec ([`crate::models::resolve`]) |
 //! | `threads` | `TOOLSUM_THREADS` | cores | compute threads |
 //! | `device` | `TOOLSUM_DEVICE` | `cpu` | `cpu`, `cuda[:N]`, `metal` |
+//! | `draft_tokens` | `TOOLSUM_DRAFT_TOKENS` | 2 | prompt-lookup drafts per decode step (0 = off) |
 //! | `token_limit` | `TOOLSUM_TOKEN_LIMIT` | 15,000 | pass-through limit (tokens) |
 //! | `summarize_limit` | `TOOLSUM_SUMMARIZE_LIMIT` | 100,000 | above it: preview (tokens) |
 //! | `prefill_budget` | `TOOLSUM_PREFILL_BUDGET` | 1,500 | tool tokens in the prompt |
@@ -100,6 +101,10 @@ pub struct ConfigLayer {
     /// Device: cpu, cuda[:N] or metal.
     #[arg(long)]
     pub device: Option<String>,
+    /// Tokens drafted by prompt lookup per decode step (speculative decoding, same output;
+    /// 0 = off).
+    #[arg(long)]
+    pub draft_tokens: Option<usize>,
     /// Results at or under this many tokens pass through unchanged.
     #[arg(long)]
     pub token_limit: Option<usize>,
@@ -179,6 +184,7 @@ impl ConfigLayer {
             model: s("TOOLSUM_MODEL"),
             threads: env_parse(env, "TOOLSUM_THREADS")?,
             device: s("TOOLSUM_DEVICE"),
+            draft_tokens: env_parse(env, "TOOLSUM_DRAFT_TOKENS")?,
             token_limit: env_parse(env, "TOOLSUM_TOKEN_LIMIT")?,
             summarize_limit: env_parse(env, "TOOLSUM_SUMMARIZE_LIMIT")?,
             prefill_budget: env_parse(env, "TOOLSUM_PREFILL_BUDGET")?,
@@ -213,6 +219,7 @@ impl ConfigLayer {
             socket: self.socket.or(lower.socket),
             model: self.model.or(lower.model),
             threads: self.threads.or(lower.threads),
+            draft_tokens: self.draft_tokens.or(lower.draft_tokens),
             device: self.device.or(lower.device),
             token_limit: self.token_limit.or(lower.token_limit),
             summarize_limit: self.summarize_limit.or(lower.summarize_limit),
@@ -243,6 +250,8 @@ pub struct Config {
     pub threads: Option<usize>,
     /// `cpu`, `cuda[:N]` or `metal`.
     pub device: String,
+    /// Prompt-lookup drafts per decode step ([`crate::engine::EngineOptions::draft_tokens`]).
+    pub draft_tokens: usize,
     /// Default limits of a guard request (a request's own fields override them).
     pub limits: Limits,
     /// Default per-request deadline (ms).
@@ -329,6 +338,9 @@ impl Config {
             model: l.model,
             threads: l.threads,
             device: l.device.unwrap_or_else(|| "cpu".into()),
+            draft_tokens: l
+                .draft_tokens
+                .unwrap_or(crate::engine::DEFAULT_DRAFT_TOKENS),
             limits: Limits {
                 token_limit: l.token_limit.unwrap_or(d.token_limit),
                 summarize_limit: l.summarize_limit.unwrap_or(d.summarize_limit),

@@ -44,6 +44,10 @@ struct EngineArgs {
     /// KV cache size in tokens (capped by the model's context).
     #[arg(long, default_value_t = toolsum::engine::DEFAULT_MAX_CONTEXT)]
     ctx: usize,
+    /// Most tokens drafted per decode step by prompt lookup and checked in one pass
+    /// (speculative decoding: same output, fewer steps when the text quotes its input; 0 = off).
+    #[arg(long, default_value_t = toolsum::engine::DEFAULT_DRAFT_TOKENS, env = "TOOLSUM_DRAFT_TOKENS")]
+    draft_tokens: usize,
 }
 
 impl EngineArgs {
@@ -55,6 +59,7 @@ impl EngineArgs {
             convert_to_q8: !self.no_q8,
             prefill_chunk: self.prefill_chunk,
             max_context: self.ctx,
+            draft_tokens: self.draft_tokens,
             ..EngineOptions::default()
         })
     }
@@ -202,13 +207,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             })?;
             println!("{}", n.text);
             eprintln!(
-                "prompt_tokens={} generated_tokens={} prefill_ms={:.0} decode_ms={:.0} prefill_tok_s={:.1} decode_tok_s={:.1} stop={:?}",
+                "prompt_tokens={} generated_tokens={} prefill_ms={:.0} decode_ms={:.0} prefill_tok_s={:.1} decode_tok_s={:.1} drafts_accepted={}/{} stop={:?}",
                 n.prompt_tokens,
                 n.generated_tokens,
                 n.prefill_ms,
                 n.decode_ms,
                 (n.prompt_tokens - n.cached_prefix_tokens) as f64 / (n.prefill_ms / 1e3).max(1e-9),
                 n.generated_tokens as f64 / (n.decode_ms / 1e3).max(1e-9),
+                n.draft_accepted,
+                n.draft_proposed,
                 n.stop
             );
         }

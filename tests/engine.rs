@@ -251,6 +251,47 @@ fn narrate_twice(tier: &str) {
     assert_eq!(a.text, c.text, "prefix snapshot changed the output");
 }
 
+/// Speculative decoding (prompt-lookup drafts checked in one pass) changes the speed only:
+/// the same text, token for token, with drafts off, at the default and at the most rows a check
+/// takes, on a prompt whose answer quotes its input (so drafts are made, and both accepted
+/// and rejected).
+#[test]
+fn drafts_do_not_change_the_output() {
+    let run = |draft_tokens: usize| {
+        let mut eng = Engine::load(&EngineOptions {
+            model_path: model_path("tiny"),
+            draft_tokens,
+            ..EngineOptions::default()
+        })
+        .unwrap();
+        eng.generate(&NarrateRequest {
+            system: "Copy the lines that report failures, exactly as written.".into(),
+            user: format!("Tool: pytest\n\n{PYTEST_LOG}"),
+            max_new_tokens: 96,
+            deadline: None,
+            cancel: Arc::new(Default::default()),
+        })
+        .unwrap()
+    };
+    let plain = run(0);
+    assert_eq!(plain.draft_proposed, 0);
+    for k in [2, 14] {
+        let spec = run(k);
+        assert_eq!(
+            spec.text, plain.text,
+            "draft_tokens = {k} changed the output"
+        );
+        assert_eq!(spec.generated_tokens, plain.generated_tokens);
+        assert_eq!(spec.stop, plain.stop);
+        assert!(
+            spec.draft_accepted > 0 && spec.draft_accepted < spec.draft_proposed,
+            "draft_tokens = {k}: {} of {} accepted",
+            spec.draft_accepted,
+            spec.draft_proposed
+        );
+    }
+}
+
 #[test]
 fn tiny_generates_deterministically() {
     narrate_twice("tiny");

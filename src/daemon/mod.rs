@@ -203,6 +203,7 @@ pub async fn shutdown_signal() {
 /// system prompt kept as a KV snapshot).
 fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + Send + 'static {
     let (model, threads, device) = (config.model.clone(), config.threads, config.device.clone());
+    let draft_tokens = config.draft_tokens;
     move || {
         // Before the engine builds the compute pool itself, at normal priority.
         lanes::init_background_compute(threads);
@@ -212,6 +213,7 @@ fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + S
             threads,
             device,
             system_prompt: Some(crate::guard::prompt::SYSTEM_PROMPT.to_string()),
+            draft_tokens,
             ..Default::default()
         };
         let engine = crate::engine::Engine::load(&opts)?;

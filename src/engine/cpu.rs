@@ -125,13 +125,21 @@ impl RawLayer {
 
 impl CpuModel {
     /// Runs the embedded rows `x` (`[t, n_embd]`) at positions `pos..pos + t`, writes their keys
-    /// and values into `cache` and returns the logits of the last row (`[vocab]`).
+    /// and values into `cache` and returns the logits of the last row (`[vocab]`), or with
+    /// `all_rows` those of every row (`[t, vocab]`).
+    ///
+    /// With `all_rows` (speculative verification), each row's attention runs as its own
+    /// one-row call, so every row's logits are bit-identical to a decode step at its position:
+    /// the other steps are per-row already (8-bit activation blocks, the VNNI tiles' per-row
+    /// sums, norms, RoPE), as long as `t` stays under `kernels::amx::MIN_ROWS`, where the
+    /// tile kernel would sum in another order.
     pub fn forward(
         &self,
         cfg: &ModelConfig,
         mut x: Vec<f32>,
         pos: usize,
         cache: &mut [RawLayer],
+        all_rows: bool,
     ) -> Vec<f32> {
         let d = cfg.n_embd;
         let t = x.len() / d;
@@ -163,7 +171,14 @@ impl CpuModel {
                 });
             }
             write_kv(layer, &k, &v, pos, t, cfg.n_head_kv, hd, self.ctx);
-            self.attention(cfg, &q, layer, pos, t, &mut y);
+            if all_rows && t > 1 {
+                for r in 0..t {
+                    let rows = r * nq..(r + 1) * nq;
+                    self.attention(cfg, &q[rows.clone()], layer, pos + r, 1, &mut y[rows]);
+                }
+            } else {
+                self.attention(cfg, &q, layer, pos, t, &mut y);
+            }
             blk.o.matmul(&y, &mut proj);
             add_bias(&mut proj, blk.bo.as_deref());
             add(&mut x, &proj);
@@ -173,9 +188,10 @@ impl CpuModel {
             blk.down.matmul(&g, &mut proj);
             add(&mut x, &proj);
         }
-        let mut last = vec![0f32; d];
-        rms_norm_rows(&x[(t - 1) * d..], &self.out_norm, cfg.rms_eps, &mut last);
-        let mut logits = vec![0f32; self.output.n()];
+        let rows = if all_rows { t } else { 1 };
+        let mut last = vec![0f32; rows * d];
+        rms_norm_rows(&x[(t - rows) * d..], &self.out_norm, cfg.rms_eps, &mut last);
+        let mut logits = vec![0f32; rows * self.output.n()];
         self.output.matmul(&last, &mut logits);
         logits
     }

@@ -51,6 +51,10 @@ pub enum ModelError {
         /// Context size.
         ctx: usize,
     },
+    /// A call this model or device cannot serve (e.g. [`Transformer::forward_rows`] off the
+    /// CPU path).
+    #[error("{0}")]
+    Unsupported(String),
     /// An error from candle.
     #[error(transparent)]
     Candle(#[from] candle_core::Error),
@@ -473,7 +477,7 @@ impl Transformer {
                 // alone, whichever is faster now (see `Threads`).
                 let logits = self
                     .threads
-                    .run(t == 1, || cpu.forward(cfg, x, pos, layers));
+                    .run(t == 1, || cpu.forward(cfg, x, pos, layers, false));
                 cache.len = pos + t;
                 return Ok(Tensor::from_vec(logits, cfg.vocab, &self.device)?);
             }
@@ -556,6 +560,53 @@ impl Transformer {
             .ok_or_else(|| ModelError::Missing("the output projection".into()))?;
         let logits = output.forward(&last)?;
         Ok(logits.flatten_all()?.to_dtype(DType::F32)?)
+    }
+}
+
+impl Transformer {
+    /// Most tokens [`Transformer::forward_rows`] takes: below the AMX tile kernel's row count,
+    /// so each row is computed exactly as a one-token decode step.
+    pub const MAX_VERIFY_ROWS: usize = 15;
+
+    /// Runs `tokens` like [`Transformer::forward`] and returns the logits after each of them,
+    /// `[t][vocab]`, each bit-identical to what a one-token `forward` at that position gives
+    /// (speculative decoding checks drafted tokens with it).
+    ///
+    /// # Errors
+    /// Not on the CPU path, more than [`Transformer::MAX_VERIFY_ROWS`] tokens, or as
+    /// [`Transformer::forward`].
+    pub fn forward_rows(&self, tokens: &[u32], cache: &mut KvCache) -> Result<Vec<Vec<f32>>> {
+        let t = tokens.len();
+        let pos = cache.len;
+        if t == 0 || t > Self::MAX_VERIFY_ROWS {
+            return Err(ModelError::Unsupported(format!(
+                "forward_rows takes 1..={} tokens, got {t}",
+                Self::MAX_VERIFY_ROWS
+            )));
+        }
+        if pos + t > self.ctx {
+            return Err(ModelError::ContextOverflow {
+                prompt: pos + t,
+                new: 0,
+                ctx: self.ctx,
+            });
+        }
+        let (Some(cpu), Store::Raw(layers)) = (&self.cpu, &mut cache.store) else {
+            return Err(ModelError::Unsupported(
+                "forward_rows (speculative decoding) runs on the CPU path only".into(),
+            ));
+        };
+        let cfg = &self.cfg;
+        let ids = Tensor::new(tokens, &self.device)?;
+        let x = self.embd.embedding(&ids)?.flatten_all()?.to_vec1::<f32>()?;
+        let logits = self
+            .threads
+            .run(false, || cpu.forward(cfg, x, pos, layers, true));
+        cache.len = pos + t;
+        Ok(logits
+            .chunks_exact(cfg.vocab)
+            .map(<[f32]>::to_vec)
+            .collect())
     }
 }
 
@@ -660,6 +711,12 @@ impl KvCache {
     /// Forgets every token (the memory stays allocated; stale entries are masked off by length).
     pub fn reset(&mut self) {
         self.len = 0;
+    }
+
+    /// Keeps the first `len` tokens and forgets the rest (rejected speculative drafts); a
+    /// `len` at or above [`KvCache::len`] changes nothing.
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
     }
 
     /// Copies the first `tokens.len()` positions (which must be those `tokens`) into a snapshot.
