@@ -1,7 +1,7 @@
 //! Our CPU quantized matmul: weights kept in their file's quant type (repacked at load into
 //! SIMD-friendly rows), activations quantized per row to 8-bit blocks, integer dot products
-//! with AVX2 / AVX-512 VNNI / AVX-VNNI chosen at run time, and a scalar path that is always
-//! compiled and tested equal.
+//! with AVX2 / AVX-512 VNNI / AVX-VNNI chosen at run time, AMX-INT8 tiles for prefill where the
+//! CPU has them ([`amx`]), and a scalar path that is always compiled and tested equal.
 //!
 //! Supported weights: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q4_K kept exactly (a Q4_K sub-block of
 //! 32 is a Q4_1-style block with f32 scale and min); other K-quants (Q6_K, Q5_K, Q3_K, Q2_K)
