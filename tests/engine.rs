@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
-use toolsum::backend::NarrateRequest;
+use toolsum::backend::{NarrateRequest, StopReason};
 use toolsum::engine::kernels::Isa;
 use toolsum::engine::model::{read_header, LoadOptions, Transformer};
-use toolsum::engine::{Engine, EngineOptions};
+use toolsum::engine::{Engine, EngineOptions, Sampling};
 use toolsum::tokenizer::GgufTokenizer;
 
 use crate::util::model_path;
@@ -254,42 +254,52 @@ fn narrate_twice(tier: &str) {
 /// Speculative decoding (prompt-lookup drafts checked in one pass) changes the speed only:
 /// the same text, token for token, with drafts off, at the default and at the most rows a check
 /// takes, on a prompt whose answer quotes its input (so drafts are made, and both accepted
-/// and rejected).
+/// and rejected); greedy and seeded top-p; ending on EOS and on the token budget.
 #[test]
 fn drafts_do_not_change_the_output() {
-    let run = |draft_tokens: usize| {
+    let run = |draft_tokens: usize, sampling: Sampling, max_new_tokens: usize| {
         let mut eng = Engine::load(&EngineOptions {
             model_path: model_path("tiny"),
             draft_tokens,
+            sampling,
             ..EngineOptions::default()
         })
         .unwrap();
         eng.generate(&NarrateRequest {
             system: "Copy the lines that report failures, exactly as written.".into(),
             user: format!("Tool: pytest\n\n{PYTEST_LOG}"),
-            max_new_tokens: 96,
+            max_new_tokens,
             deadline: None,
             cancel: Arc::new(Default::default()),
         })
         .unwrap()
     };
-    let plain = run(0);
-    assert_eq!(plain.draft_proposed, 0);
-    for k in [2, 14] {
-        let spec = run(k);
-        assert_eq!(
-            spec.text, plain.text,
-            "draft_tokens = {k} changed the output"
-        );
-        assert_eq!(spec.generated_tokens, plain.generated_tokens);
-        assert_eq!(spec.stop, plain.stop);
-        assert!(
-            spec.draft_accepted > 0 && spec.draft_accepted < spec.draft_proposed,
-            "draft_tokens = {k}: {} of {} accepted",
-            spec.draft_accepted,
-            spec.draft_proposed
-        );
+    let top_p = Sampling::TopP {
+        temperature: 0.7,
+        top_p: 0.9,
+        seed: 42,
+    };
+    let mut accepted = 0;
+    for (sampling, max_new) in [(Sampling::Greedy, 96), (Sampling::Greedy, 7), (top_p, 96)] {
+        let plain = run(0, sampling, max_new);
+        assert_eq!(plain.draft_proposed, 0);
+        for k in [2, 14] {
+            let spec = run(k, sampling, max_new);
+            let label = format!("{sampling:?}, max_new {max_new}, draft_tokens {k}");
+            assert_eq!(spec.text, plain.text, "{label} changed the output");
+            assert_eq!(spec.generated_tokens, plain.generated_tokens, "{label}");
+            assert_eq!(spec.stop, plain.stop, "{label}");
+            assert!(spec.draft_accepted <= spec.draft_proposed);
+            accepted += spec.draft_accepted;
+        }
+        if max_new == 7 {
+            assert_eq!(plain.stop, Some(StopReason::MaxTokens));
+        }
     }
+    assert!(
+        accepted > 0,
+        "no draft was accepted: the test checks nothing"
+    );
 }
 
 #[test]

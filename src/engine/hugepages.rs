@@ -62,7 +62,7 @@ pub fn merge(ranges: impl IntoIterator<Item = (usize, usize)>) -> Vec<(usize, us
 pub fn interior(start: usize, len: usize) -> Option<(usize, usize)> {
     let a = start.next_multiple_of(HUGE_PAGE);
     let b = (start + len) / HUGE_PAGE * HUGE_PAGE;
-    (b > a).then_some((a, b - a))
+    (b > a).then(|| (a, b - a))
 }
 
 /// Collapses the merged `ranges` (see [`merge`]) onto huge pages now: `MADV_HUGEPAGE`, then

@@ -483,6 +483,11 @@ impl Engine {
                 out.stop = Some(StopReason::Loop);
                 break;
             }
+            if generated.len() >= max_new {
+                // The stop the loop's top would reach, without feeding this token first.
+                out.stop = Some(StopReason::MaxTokens);
+                break;
+            }
             if let Some(d) = drafts.pop_front() {
                 if d == next {
                     // Already in the cache, and the row after it is waiting.
@@ -501,13 +506,17 @@ impl Engine {
             }
             // Drafts that fit the context and the token budget (every row is sampled).
             let room = max_draft
-                .min(ctx - self.cache.len() - 1)
-                .min(max_new - generated.len() - 1);
-            let draft = if speculate && room > 0 {
+                .min(ctx.saturating_sub(self.cache.len() + 1))
+                .min(max_new.saturating_sub(generated.len() + 1));
+            let mut draft = if speculate && room > 0 {
                 lookup_draft(&hist, room)
             } else {
                 Vec::new()
             };
+            // Rows after an end-of-turn token would never be sampled.
+            if let Some(e) = draft.iter().position(|t| eos.contains(t)) {
+                draft.truncate(e);
+            }
             if draft.is_empty() {
                 pending.push_back(self.model.forward(&[next], &mut self.cache)?);
             } else {

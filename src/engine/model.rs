@@ -563,6 +563,10 @@ impl Transformer {
     }
 }
 
+// Rows of `forward_rows` must stay on the per-row kernels (see `MAX_VERIFY_ROWS`).
+#[cfg(target_arch = "x86_64")]
+const _: () = assert!(Transformer::MAX_VERIFY_ROWS < crate::engine::kernels::amx::MIN_ROWS);
+
 impl Transformer {
     /// Most tokens [`Transformer::forward_rows`] takes: below the AMX tile kernel's row count,
     /// so each row is computed exactly as a one-token decode step.

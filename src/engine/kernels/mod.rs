@@ -146,7 +146,9 @@ impl Isa {
     pub fn tiles_for(self, m: usize) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
-            self == Isa::Amx && m >= amx::MIN_ROWS
+            // `available()` also asked the OS for the tile state: a forced `Isa::Amx` on a
+            // CPU or kernel without it falls back to the AVX-512 kernels instead of faulting.
+            self == Isa::Amx && m >= amx::MIN_ROWS && amx::available()
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -356,8 +358,8 @@ impl QLinear {
 /// executor's threads (`team::par_for`), so q/k/v or gate/up cost one parallel dispatch instead of three or two.
 ///
 /// # Panics
-/// If the layers' `k` differ, `x.len()` is not a multiple of `k`, `outs.len()` differs from
-/// `layers.len()`, or `outs[l].len() != m * n_l`.
+/// If the layers' `k` or kernel paths differ, `x.len()` is not a multiple of `k`, `outs.len()`
+/// differs from `layers.len()`, or `outs[l].len() != m * n_l`.
 pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
     assert_eq!(layers.len(), outs.len(), "one output per layer");
     let Some(first) = layers.first() else {
@@ -370,6 +372,10 @@ pub fn matmul_many(layers: &[&QLinear], x: &[f32], outs: &mut [&mut [f32]]) {
         x.len()
     );
     let m = x.len() / k;
+    assert!(
+        layers.iter().all(|l| l.isa == first.isa),
+        "layers of one matmul_many share a kernel path"
+    );
     let threads = parallelism();
     // Tile passes cover 32 weight rows: chunks are multiples of 32 there.
     let tiles = first.isa.tiles_for(m);
