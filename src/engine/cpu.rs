@@ -667,9 +667,10 @@ fn weighted_generic(
     }
 }
 
-/// The SIMD scores loop: `block(b_ptr, out_ptr)` computes one key block (16 positions) for
-/// the `nq` queries of `q` into `out_ptr` (rows `ld` apart), with the keys [`ATTN_AHEAD`]
-/// blocks ahead prefetched (and the values `v` of those positions, when given, into L2).
+/// The SIMD scores loop: `block(b_ptr, out_ptr, count)` computes `count` consecutive key
+/// blocks (16 positions each; 2 at a time with `pairs`, else 1) for the `nq` queries of `q`
+/// into `out_ptr` (rows `ld` apart), with the keys [`ATTN_AHEAD`] blocks ahead prefetched (and
+/// the values `v` of those positions, when given, into L2).
 ///
 /// # Safety
 /// `nq <= QB`; slice bounds as in [`scores_generic`]; `block` is safe to call on this CPU.
@@ -685,7 +686,8 @@ unsafe fn scores_blocks(
     s: &mut [f32],
     ld: usize,
     v: Option<&[u16]>,
-    block: impl Fn(*const u16, *mut f32),
+    pairs: bool,
+    block: impl Fn(*const u16, *mut f32, usize),
 ) {
     use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
     let nb = n.div_ceil(KEY_BLOCK);
@@ -714,10 +716,15 @@ unsafe fn scores_blocks(
     for b in 0..ATTN_AHEAD {
         fetch(b);
     }
-    for b in 0..nb {
-        fetch(b + ATTN_AHEAD);
+    let mut b = 0;
+    while b < nb {
+        let count = if pairs && b + 1 < nb { 2 } else { 1 };
+        for i in 0..count {
+            fetch(b + i + ATTN_AHEAD);
+        }
         // kk runs over the head dimension: rows of 16 positions, contiguous in the block.
-        block(ktp.add(b * hd * KEY_BLOCK), sp.add(b * KEY_BLOCK));
+        block(ktp.add(b * hd * KEY_BLOCK), sp.add(b * KEY_BLOCK), count);
+        b += count;
     }
 }
 
@@ -749,7 +756,7 @@ unsafe fn scores_x86(
 ) {
     let qp = q.as_ptr();
     // SAFETY (closure): this function's features; pointers as checked in `scores_blocks`.
-    scores_blocks(kt, hd, q, nq, n, s, ld, v, |kb, out| unsafe {
+    scores_blocks(kt, hd, q, nq, n, s, ld, v, false, |kb, out, _| unsafe {
         outer16(nq, qp, hd, kb, KEY_BLOCK, hd, out, ld)
     });
 }
@@ -799,8 +806,15 @@ unsafe fn scores_x86_512(
 ) {
     let qp = q.as_ptr();
     // SAFETY (closure): this function's features; pointers as checked in `scores_blocks`.
-    scores_blocks(kt, hd, q, nq, n, s, ld, v, |kb, out| unsafe {
-        outer_wide::<1>(nq, qp, hd, kb, KEY_BLOCK, hd, out, ld)
+    // Two key blocks per register pass: 2 x nq accumulators keep both FMA ports busy (one
+    // block's nq <= 6 chains wait on the FMA latency); each score sums in the same order.
+    let next = hd * KEY_BLOCK;
+    scores_blocks(kt, hd, q, nq, n, s, ld, v, true, |kb, out, count| unsafe {
+        if count == 2 {
+            outer_wide::<2>(nq, qp, hd, kb, KEY_BLOCK, next, hd, out, ld)
+        } else {
+            outer_wide::<1>(nq, qp, hd, kb, KEY_BLOCK, next, hd, out, ld)
+        }
     });
 }
 
@@ -827,18 +841,19 @@ unsafe fn weighted_x86_512(
     while d0 < hd {
         let (vb, ob) = (vp.add(d0), op.add(d0));
         match (hd - d0) / 16 {
-            1 => outer_wide::<1>(nq, wp, ld, vb, hd, n, ob, hd),
-            2 => outer_wide::<2>(nq, wp, ld, vb, hd, n, ob, hd),
-            3 => outer_wide::<3>(nq, wp, ld, vb, hd, n, ob, hd),
-            _ => outer_wide::<4>(nq, wp, ld, vb, hd, n, ob, hd),
+            1 => outer_wide::<1>(nq, wp, ld, vb, hd, 16, n, ob, hd),
+            2 => outer_wide::<2>(nq, wp, ld, vb, hd, 16, n, ob, hd),
+            3 => outer_wide::<3>(nq, wp, ld, vb, hd, 16, n, ob, hd),
+            _ => outer_wide::<4>(nq, wp, ld, vb, hd, 16, n, ob, hd),
         }
         d0 += 64.min(hd - d0);
     }
 }
 
-/// [`outer16`] on 512-bit vectors for `16 * R` lanes: `out[qi * o_stride + l] = sum_{kk < kn}
-/// a[qi * a_stride + kk] * b[kk * b_stride + l]` for `qi < nq` (at most [`QB`]) and
-/// `l < 16 * R`, `b` in f16; `nq x R` accumulators stay in registers over all of `kk`.
+/// [`outer16`] on 512-bit vectors for `16 * R` lanes: `out[qi * o_stride + 16 r + l] =
+/// sum_{kk < kn} a[qi * a_stride + kk] * b[kk * b_stride + r * r_stride + l]` for `qi < nq` (at
+/// most [`QB`]), `r < R` and `l < 16`, `b` in f16; `nq x R` accumulators stay in registers
+/// over all of `kk`.
 ///
 /// # Safety
 /// AVX-512F, FMA and F16C; every index above in bounds of its pointer.
@@ -852,13 +867,14 @@ unsafe fn outer_wide<const R: usize>(
     a_stride: usize,
     b: *const u16,
     b_stride: usize,
+    r_stride: usize,
     kn: usize,
     out: *mut f32,
     o_stride: usize,
 ) {
     macro_rules! go {
         ($n:literal) => {
-            outer_wide_n::<$n, R>(a, a_stride, b, b_stride, kn, out, o_stride)
+            outer_wide_n::<$n, R>(a, a_stride, b, b_stride, r_stride, kn, out, o_stride)
         };
     }
     match nq {
@@ -878,11 +894,13 @@ unsafe fn outer_wide<const R: usize>(
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma,f16c")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn outer_wide_n<const N: usize, const R: usize>(
     a: *const f32,
     a_stride: usize,
     b: *const u16,
     b_stride: usize,
+    r_stride: usize,
     kn: usize,
     out: *mut f32,
     o_stride: usize,
@@ -893,7 +911,7 @@ unsafe fn outer_wide_n<const N: usize, const R: usize>(
         let row = b.add(kk * b_stride);
         let mut bv = [_mm512_setzero_ps(); R];
         for (r, x) in bv.iter_mut().enumerate() {
-            *x = _mm512_cvtph_ps(_mm256_loadu_si256(row.add(16 * r) as *const __m256i));
+            *x = _mm512_cvtph_ps(_mm256_loadu_si256(row.add(r * r_stride) as *const __m256i));
         }
         for (qi, accq) in acc.iter_mut().enumerate() {
             let x = _mm512_set1_ps(*a.add(qi * a_stride + kk));
