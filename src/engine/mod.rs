@@ -179,6 +179,8 @@ pub struct Engine {
     prefill_tps: f64,
     decode_tps: f64,
     load_ms: f64,
+    /// Drafted tokens checked and accepted since load (speculative decoding).
+    drafts: (u64, u64),
 }
 
 impl std::fmt::Debug for Engine {
@@ -260,6 +262,7 @@ impl Engine {
             prefill_tps: 0.0,
             decode_tps: 0.0,
             load_ms: 0.0,
+            drafts: (0, 0),
         };
         if let Some(sys) = opts.system_prompt.clone() {
             engine.warm_up(&sys)?;
@@ -336,6 +339,9 @@ impl Engine {
             "prefill_tok_per_s": self.prefill_tps,
             "decode_tok_per_s": self.decode_tps,
             "load_ms": self.load_ms,
+            "draft_tokens": if self.model.on_cpu_path() { self.opts.draft_tokens } else { 0 },
+            "drafts_proposed": self.drafts.0,
+            "drafts_accepted": self.drafts.1,
         })
     }
 
@@ -533,6 +539,8 @@ impl Engine {
         }
         out.decode_ms = t_decode.elapsed().as_secs_f64() * 1e3;
         out.generated_tokens = generated.len();
+        self.drafts.0 += out.draft_proposed as u64;
+        self.drafts.1 += out.draft_accepted as u64;
         tracing::debug!(
             generated = generated.len(),
             decode_ms = out.decode_ms,
