@@ -256,86 +256,56 @@ unsafe fn block_products<const L: u8>(
     c: *mut i32,
     half: bool,
 ) {
-    let b1 = b0.add(B_TILE);
-    if half {
-        asm!(
-            "tilezero tmm0",
-            "tilezero tmm1",
-            "tileloadd tmm4, [{a0} + {lda}*1]",
-            "tileloadd tmm6, [{b0} + {ldb}*1]",
-            "tileloadd tmm7, [{b1} + {ldb}*1]",
-            a0 = in(reg) a0,
-            b0 = in(reg) b0,
-            b1 = in(reg) b1,
-            lda = in(reg) lda,
-            ldb = in(reg) 64usize,
-            options(nostack, readonly, preserves_flags),
-        );
-        if L == L_I8 {
-            asm!(
-                "tdpbssd tmm0, tmm4, tmm6",
-                "tdpbssd tmm1, tmm4, tmm7",
-                options(nostack, nomem, preserves_flags),
-            );
-        } else {
-            asm!(
-                "tdpbsud tmm0, tmm4, tmm6",
-                "tdpbsud tmm1, tmm4, tmm7",
-                options(nostack, nomem, preserves_flags),
-            );
-        }
-        asm!(
-            "tilestored [{c0} + {ldc}*1], tmm0",
-            "tilestored [{c1} + {ldc}*1], tmm1",
-            c0 = in(reg) c,
-            c1 = in(reg) c.add(256),
-            ldc = in(reg) 64usize,
-            options(nostack, preserves_flags),
-        );
-        return;
+    // `tdpbssd` (signed weights, Q8_0) or `tdpbsud` (unsigned quants) on pairs of tiles.
+    macro_rules! dp {
+        ($($op:literal),+) => {
+            if L == L_I8 {
+                asm!($(concat!("tdpbssd ", $op)),+, options(nostack, nomem, preserves_flags));
+            } else {
+                asm!($(concat!("tdpbsud ", $op)),+, options(nostack, nomem, preserves_flags));
+            }
+        };
     }
-    let a1 = a0.add(16 * lda);
+    let b1 = b0.add(B_TILE);
+    // Tokens t0..t0+16: C0 = A0 B0, C1 = A0 B1.
     asm!(
         "tilezero tmm0",
         "tilezero tmm1",
-        "tilezero tmm2",
-        "tilezero tmm3",
         "tileloadd tmm4, [{a0} + {lda}*1]",
-        "tileloadd tmm5, [{a1} + {lda}*1]",
         "tileloadd tmm6, [{b0} + {ldb}*1]",
         "tileloadd tmm7, [{b1} + {ldb}*1]",
         a0 = in(reg) a0,
-        a1 = in(reg) a1,
         b0 = in(reg) b0,
         b1 = in(reg) b1,
         lda = in(reg) lda,
         ldb = in(reg) 64usize,
         options(nostack, readonly, preserves_flags),
     );
-    if L == L_I8 {
-        asm!(
-            "tdpbssd tmm0, tmm4, tmm6",
-            "tdpbssd tmm1, tmm4, tmm7",
-            "tdpbssd tmm2, tmm5, tmm6",
-            "tdpbssd tmm3, tmm5, tmm7",
-            options(nostack, nomem, preserves_flags),
-        );
-    } else {
-        asm!(
-            "tdpbsud tmm0, tmm4, tmm6",
-            "tdpbsud tmm1, tmm4, tmm7",
-            "tdpbsud tmm2, tmm5, tmm6",
-            "tdpbsud tmm3, tmm5, tmm7",
-            options(nostack, nomem, preserves_flags),
-        );
-    }
+    dp!("tmm0, tmm4, tmm6", "tmm1, tmm4, tmm7");
     asm!(
         "tilestored [{c0} + {ldc}*1], tmm0",
         "tilestored [{c1} + {ldc}*1], tmm1",
-        "tilestored [{c2} + {ldc}*1], tmm2",
-        "tilestored [{c3} + {ldc}*1], tmm3",
         c0 = in(reg) c,
         c1 = in(reg) c.add(256),
+        ldc = in(reg) 64usize,
+        options(nostack, preserves_flags),
+    );
+    if half {
+        return;
+    }
+    // Tokens t0+16..t0+32: C2 = A1 B0, C3 = A1 B1 (the B tiles are still loaded).
+    asm!(
+        "tilezero tmm2",
+        "tilezero tmm3",
+        "tileloadd tmm5, [{a1} + {lda}*1]",
+        a1 = in(reg) a0.add(16 * lda),
+        lda = in(reg) lda,
+        options(nostack, readonly, preserves_flags),
+    );
+    dp!("tmm2, tmm5, tmm6", "tmm3, tmm5, tmm7");
+    asm!(
+        "tilestored [{c2} + {ldc}*1], tmm2",
+        "tilestored [{c3} + {ldc}*1], tmm3",
         c2 = in(reg) c.add(512),
         c3 = in(reg) c.add(768),
         ldc = in(reg) 64usize,
