@@ -573,30 +573,29 @@ fn real_daemon_end_to_end() {
     assert!(ok["tokens"].as_u64().unwrap() >= 2);
 
     // Overloaded (queue capacity 1): one job runs, one waits, the next is answered at once.
-    // Both jobs are sent together (each spends a while counting and reducing before it
-    // reaches the queue, and a job on the model can end before a later-sent one gets there)
-    // and may generate up to 256 tokens, so the model stays busy while the third arrives.
-    let big = text.repeat(2);
+    // Inputs of a few thousand characters: counting and reducing them takes milliseconds, so
+    // the second job, sent once the first is on the model, reaches the queue while the first
+    // runs (with a large input, its counting, slowed by the model's spinning threads, could
+    // take longer than the whole first job), and the third arrives while the second waits.
+    // Not sent together: the second could reach the queue before the worker took the first
+    // and be turned away itself.
+    let short: String = text.chars().take(6000).collect();
     let mut status = Client::connect(&socket).unwrap();
     let spawn_job = |s: PathBuf, sess: PathBuf, t: String| {
         std::thread::spawn(move || {
             let mut c = Client::connect(&s).unwrap();
             c.set_timeout(None).unwrap();
-            c.guard(&json!({"tool":"Bash","session_dir":sess,"content":t,"token_limit":100,"max_new_tokens":256}))
+            c.guard(&json!({"tool":"Bash","session_dir":sess,"content":t,"token_limit":100,"max_new_tokens":64}))
         })
     };
-    let j1 = spawn_job(socket.clone(), session.clone(), big.clone());
-    let j2 = spawn_job(socket.clone(), session.clone(), big.clone());
-    wait_for(
-        "one job busy and one queued",
-        Duration::from_secs(60),
-        || {
-            let q = &status.status().unwrap()["queue"];
-            q["busy"] == json!(true) && q["depth"] == json!(1)
-        },
-    );
-    // A short input over the limit: it reaches the queue at once.
-    let short: String = text.chars().take(4000).collect();
+    let j1 = spawn_job(socket.clone(), session.clone(), short.clone());
+    wait_for("busy", Duration::from_secs(60), || {
+        status.status().unwrap()["queue"]["busy"] == json!(true)
+    });
+    let j2 = spawn_job(socket.clone(), session.clone(), short.clone());
+    wait_for("queued", Duration::from_secs(60), || {
+        status.status().unwrap()["queue"]["depth"] == json!(1)
+    });
     let r3 = c
         .guard(&json!({"tool":"Bash","session_dir":session,"content":short,"token_limit":100}))
         .unwrap();
