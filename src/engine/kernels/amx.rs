@@ -125,11 +125,11 @@ const CONFIG: TileConfig = {
 /// offsets for 32 weight rows, the f32 accumulators of a pass and the stored C tiles.
 #[derive(Default)]
 struct Scratch {
-    /// `[group (2)][block][512]` bytes.
+    /// `[block][group (2)][512]` bytes: one block's two B tiles are adjacent.
     bt: Vec<u8>,
-    /// `[group][block][16]` weight scales `dw`.
+    /// `[block][group][16]` weight scales `dw`.
     dw: Vec<f32>,
-    /// `[group][block][16]` block offsets `c`.
+    /// `[block][group][16]` block offsets `c`.
     cw: Vec<f32>,
     /// `[token (32)][weight row (32)]`.
     acc: Vec<f32>,
@@ -378,9 +378,7 @@ unsafe fn rows_with<const L: u8>(
         while t0 < m {
             let half = m - t0 <= 16;
             let groups = if half { 1 } else { 2 };
-            for r in 0..PASS_ROWS * 2 {
-                _mm512_storeu_ps(acc.add(r * 16), _mm512_setzero_ps());
-            }
+            std::ptr::write_bytes(acc, 0, PASS_ROWS * PASS_COLS);
             for b in 0..nb {
                 block_products::<L>(
                     a.qs.as_ptr().add((t0 * nb + b) * 32),
@@ -409,19 +407,9 @@ unsafe fn rows_with<const L: u8>(
                     }
                 }
             }
-            // Write the valid tokens and weight rows.
-            let mask0: __mmask16 = if cols >= 16 {
-                0xffff
-            } else {
-                (1u16 << cols) - 1
-            };
-            let mask1: __mmask16 = if cols >= 32 {
-                0xffff
-            } else if cols > 16 {
-                (1u16 << (cols - 16)) - 1
-            } else {
-                0
-            };
+            // Write the valid tokens and weight rows (the lanes of `cols` columns).
+            let lanes_of = |n: usize| ((1u32 << n.min(16)) - 1) as __mmask16;
+            let (mask0, mask1) = (lanes_of(cols), lanes_of(cols.saturating_sub(16)));
             for t in 0..(m - t0).min(PASS_ROWS) {
                 let dst = o.ptr.add((t0 + t) * o.ld + j);
                 let src = acc.add(t * PASS_COLS);

@@ -302,7 +302,7 @@ impl QLinear {
             match self.isa {
                 Isa::Scalar => scalar_rows(w, a, m, j0, j1, out),
                 Isa::Avx2 => go!(avx2),
-                Isa::Amx if m >= amx::MIN_ROWS => match x86::tag(w.layout) {
+                Isa::Amx if self.isa.tiles_for(m) => match x86::tag(w.layout) {
                     x86::L_U4 => amx::rows::<{ x86::L_U4 }>(w, a, m, j0, j1, o),
                     x86::L_U5 => amx::rows::<{ x86::L_U5 }>(w, a, m, j0, j1, o),
                     _ => amx::rows::<{ x86::L_I8 }>(w, a, m, j0, j1, o),
