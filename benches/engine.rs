@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use candle_core::Device;
 use toolsum::backend::NarrateRequest;
-use toolsum::engine::model::{read_header, KvCache, LoadOptions, Transformer};
+use toolsum::engine::model::{KvCache, LoadOptions, Transformer};
 use toolsum::engine::{init_threads, Engine, EngineOptions};
 
 fn env_list(key: &str, default: &str) -> Vec<String> {
@@ -117,10 +117,8 @@ impl Drop for Busy {
 
 /// The model at `path` on the CPU with a `max_context`-token context, on the detected kernels.
 fn load(path: &std::path::Path, max_context: usize) -> Transformer {
-    let (mut f, content) = read_header(path).expect("header");
-    Transformer::load(
-        &mut f,
-        &content,
+    Transformer::open(
+        path,
         &Device::Cpu,
         LoadOptions {
             convert_to_q8: false,

@@ -6,7 +6,7 @@ use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
 use toolsum::backend::{NarrateRequest, StopReason};
 use toolsum::engine::kernels::Isa;
-use toolsum::engine::model::{read_header, LoadOptions, Transformer};
+use toolsum::engine::model::{LoadOptions, Transformer};
 use toolsum::engine::{Engine, EngineOptions, Sampling};
 use toolsum::tokenizer::GgufTokenizer;
 
@@ -23,10 +23,8 @@ fn ours_forced(tier: &str, prompt: &[u32], seq: &[u32]) -> Vec<Vec<f32>> {
 /// The tier's transformer on the CPU with a 1,024-token context, on a given kernel path
 /// (`None`: the detected one).
 fn load(tier: &str, kernels: Option<Isa>) -> Transformer {
-    let (mut f, content) = read_header(&model_path(tier)).unwrap();
-    Transformer::load(
-        &mut f,
-        &content,
+    Transformer::open(
+        &model_path(tier),
         &Device::Cpu,
         LoadOptions {
             convert_to_q8: false,

@@ -442,7 +442,6 @@ impl Engine {
             ),
         };
         let eos = self.tokenizer.eos_ids().to_vec();
-        let mut generated: Vec<u32> = Vec::new();
         // Speculative decoding by prompt lookup: after each sampled token, the tokens that
         // followed the latest earlier occurrence of the history's last few tokens are fed with
         // it in one pass (`forward_rows`: each row's logits bit-identical to a one-token
@@ -455,13 +454,16 @@ impl Engine {
             .draft_tokens
             .min(model::Transformer::MAX_VERIFY_ROWS - 1);
         let vocab = self.model.cfg.vocab;
-        let mut hist = ids.clone();
+        // The prompt, then the generated tokens (`hist[plen..]`): drafts are looked up in
+        // both.
+        let plen = ids.len();
+        let mut hist = ids;
         // Logits rows not yet sampled (the front one is the next token's), and the drafted
         // tokens they check: `pending[i + 1]` follows `drafts[i]`.
         let mut pending: VecDeque<Tensor> = VecDeque::from([logits.context("empty prompt")?]);
         let mut drafts: VecDeque<u32> = VecDeque::new();
         loop {
-            if generated.len() >= max_new {
+            if hist.len() - plen >= max_new {
                 out.stop = Some(StopReason::MaxTokens);
                 break;
             }
@@ -470,6 +472,7 @@ impl Engine {
                 break;
             }
             let mut logits = pending.pop_front().context("a logits row per step")?;
+            let generated = &hist[plen..];
             if self.opts.repeat_penalty != 1.0 && !generated.is_empty() {
                 let start = generated.len().saturating_sub(REPEAT_WINDOW);
                 logits = candle_transformers::utils::apply_repeat_penalty(
@@ -483,9 +486,9 @@ impl Engine {
                 out.stop = Some(StopReason::Eos);
                 break;
             }
-            generated.push(next);
             hist.push(next);
-            if detect_loop(&generated) {
+            let generated = &hist[plen..];
+            if detect_loop(generated) {
                 out.stop = Some(StopReason::Loop);
                 break;
             }
@@ -538,6 +541,7 @@ impl Engine {
             }
         }
         out.decode_ms = t_decode.elapsed().as_secs_f64() * 1e3;
+        let generated = &hist[plen..];
         out.generated_tokens = generated.len();
         self.drafts.0 += out.draft_proposed as u64;
         self.drafts.1 += out.draft_accepted as u64;
@@ -552,7 +556,7 @@ impl Engine {
             let tps = generated.len() as f64 / (out.decode_ms / 1e3);
             self.decode_tps = ema(self.decode_tps, tps);
         }
-        out.text = self.tokenizer.decode(&generated, true);
+        out.text = self.tokenizer.decode(generated, true);
         Ok(out)
     }
 

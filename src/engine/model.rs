@@ -260,6 +260,17 @@ pub fn read_header(path: &Path) -> Result<(File, Content)> {
 }
 
 impl Transformer {
+    /// [`read_header`] then [`Transformer::load`]: the model in the GGUF file at `path`.
+    ///
+    /// # Errors
+    /// As those two.
+    pub fn open(path: &Path, device: &Device, opts: LoadOptions) -> Result<Self> {
+        let (mut f, content) = read_header(path)?;
+        Self::load(&mut f, &content, device, opts)
+    }
+}
+
+impl Transformer {
     /// Loads the weights of `content` from `file` onto `device`.
     ///
     /// # Errors
@@ -457,37 +468,21 @@ impl Transformer {
     /// # Errors
     /// [`ModelError::ContextOverflow`] when the cache is full; candle errors.
     pub fn forward(&self, tokens: &[u32], cache: &mut KvCache) -> Result<Tensor> {
+        if self.cpu.is_some() {
+            let logits = self.cpu_pass(tokens, cache, false)?;
+            return Ok(Tensor::from_vec(logits, self.cfg.vocab, &self.device)?);
+        }
         let t = tokens.len();
         let pos = cache.len;
-        if pos + t > self.ctx {
-            return Err(ModelError::ContextOverflow {
-                prompt: pos + t,
-                new: 0,
-                ctx: self.ctx,
-            });
-        }
+        self.check_room(pos, t)?;
         let cfg = &self.cfg;
+        let Store::Tensors(layers) = &mut cache.store else {
+            return Err(ModelError::Missing(
+                "a KV cache made by this model (new_cache)".into(),
+            ));
+        };
         let ids = Tensor::new(tokens, &self.device)?;
         let emb = self.embd.embedding(&ids)?; // [t, d]
-        let layers = match (&self.cpu, &mut cache.store) {
-            (Some(cpu), Store::Raw(layers)) => {
-                let x = emb.flatten_all()?.to_vec1::<f32>()?;
-                // The pass's parallel loops go to the compute team (spinning workers: a
-                // loop starts without a wake-up); decode steps on the team or this thread
-                // alone, whichever is faster now (see `Threads`).
-                let logits = self
-                    .threads
-                    .run(t == 1, || cpu.forward(cfg, x, pos, layers, false));
-                cache.len = pos + t;
-                return Ok(Tensor::from_vec(logits, cfg.vocab, &self.device)?);
-            }
-            (None, Store::Tensors(layers)) => layers,
-            _ => {
-                return Err(ModelError::Missing(
-                    "a KV cache made by this model (new_cache)".into(),
-                ))
-            }
-        };
         let mut x = emb.unsqueeze(0)?; // [1, t, d]
         let cos = self.cos.narrow(0, pos, t)?;
         let sin = self.sin.narrow(0, pos, t)?;
@@ -581,13 +576,26 @@ impl Transformer {
     /// [`Transformer::forward`].
     pub fn forward_rows(&self, tokens: &[u32], cache: &mut KvCache) -> Result<Vec<Vec<f32>>> {
         let t = tokens.len();
-        let pos = cache.len;
         if t == 0 || t > Self::MAX_VERIFY_ROWS {
             return Err(ModelError::Unsupported(format!(
                 "forward_rows takes 1..={} tokens, got {t}",
                 Self::MAX_VERIFY_ROWS
             )));
         }
+        if self.cpu.is_none() {
+            return Err(ModelError::Unsupported(
+                "forward_rows (speculative decoding) runs on the CPU path only".into(),
+            ));
+        }
+        let logits = self.cpu_pass(tokens, cache, true)?;
+        Ok(logits
+            .chunks_exact(self.cfg.vocab)
+            .map(<[f32]>::to_vec)
+            .collect())
+    }
+
+    /// [`ModelError::ContextOverflow`] unless `t` more tokens fit after `pos`.
+    fn check_room(&self, pos: usize, t: usize) -> Result<()> {
         if pos + t > self.ctx {
             return Err(ModelError::ContextOverflow {
                 prompt: pos + t,
@@ -595,22 +603,31 @@ impl Transformer {
                 ctx: self.ctx,
             });
         }
+        Ok(())
+    }
+
+    /// The plain-buffer CPU pass of [`Transformer::forward`] (`all_rows` false: the last
+    /// row's logits, `[vocab]`) and [`Transformer::forward_rows`] (`[t * vocab]`).
+    fn cpu_pass(&self, tokens: &[u32], cache: &mut KvCache, all_rows: bool) -> Result<Vec<f32>> {
+        let t = tokens.len();
+        let pos = cache.len;
+        self.check_room(pos, t)?;
         let (Some(cpu), Store::Raw(layers)) = (&self.cpu, &mut cache.store) else {
-            return Err(ModelError::Unsupported(
-                "forward_rows (speculative decoding) runs on the CPU path only".into(),
+            return Err(ModelError::Missing(
+                "a KV cache made by this model (new_cache)".into(),
             ));
         };
         let cfg = &self.cfg;
         let ids = Tensor::new(tokens, &self.device)?;
         let x = self.embd.embedding(&ids)?.flatten_all()?.to_vec1::<f32>()?;
+        // The pass's parallel loops go to the compute team (spinning workers: a loop starts
+        // without a wake-up); decode steps on the team or this thread alone, whichever is
+        // faster now (see `Threads`).
         let logits = self
             .threads
-            .run(false, || cpu.forward(cfg, x, pos, layers, true));
+            .run(t == 1, || cpu.forward(cfg, x, pos, layers, all_rows));
         cache.len = pos + t;
-        Ok(logits
-            .chunks_exact(cfg.vocab)
-            .map(<[f32]>::to_vec)
-            .collect())
+        Ok(logits)
     }
 }
 
