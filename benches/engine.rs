@@ -1,7 +1,8 @@
 //! Engine benchmark (`cargo bench --bench engine`, or `scripts/bench-engine.sh`): prefill tok/s
 //! at several prompt lengths and decode tok/s per model, as llama-bench measures them (random
 //! token ids, an empty KV cache per run, the best of `TOOLSUM_BENCH_REPS` runs), plus decode at
-//! 2K context vs 512, a 2-thread run beside a busy process vs a 1-thread run, and the prefix
+//! 512 to 2,048 tokens of context (with the bytes a step reads there, beside the machine's read
+//! bandwidth at growing working sets), a 2-thread run beside a busy process vs a 1-thread run, and the prefix
 //! cache (a request with and without the cached system prompt).
 //!
 //! Environment: `TOOLSUM_BENCH_MODELS` (default `tiny,small`), `TOOLSUM_BENCH_PP` (default
@@ -15,7 +16,7 @@ use std::time::Instant;
 
 use candle_core::Device;
 use toolsum::backend::NarrateRequest;
-use toolsum::engine::model::{KvCache, LoadOptions, Transformer};
+use toolsum::engine::model::{read_header, KvCache, LoadOptions, Transformer};
 use toolsum::engine::{init_threads, Engine, EngineOptions};
 
 fn env_list(key: &str, default: &str) -> Vec<String> {
@@ -71,6 +72,93 @@ fn decode(m: &Transformer, cache: &mut KvCache, ctx: usize, n: usize, chunk: usi
         m.forward(&[id], cache).expect("forward");
     }
     n as f64 / t.elapsed().as_secs_f64()
+}
+
+/// Bytes of weights one decode step reads, from the GGUF's tensor table: every layer tensor
+/// and the output matrix (the token-embedding table when the embeddings are tied), but not the
+/// embedding table of an untied model (a step reads one row of it).
+fn step_weight_bytes(path: &std::path::Path) -> usize {
+    let (_, content) = read_header(path).expect("GGUF header");
+    let has_output = content.tensor_infos.contains_key("output.weight");
+    content
+        .tensor_infos
+        .iter()
+        .filter(|(name, _)| !(has_output && name.as_str() == "token_embd.weight"))
+        .map(|(_, t)| t.shape.elem_count() / t.ggml_dtype.block_size() * t.ggml_dtype.type_size())
+        .sum()
+}
+
+/// KV-cache bytes per cached position a decode step reads: keys and values of every layer's
+/// KV heads, f16 (the CPU engine's cache format).
+fn kv_bytes_per_position(m: &Transformer) -> usize {
+    m.cfg.n_layer * m.cfg.n_head_kv * m.cfg.head_dim * 2 * 2
+}
+
+/// Read bandwidth in GB/s (1e9 bytes) of `threads` threads each summing its share of a
+/// `bytes`-long buffer, over and over (at least 2 GB and 0.2 s in all; the first pass, which
+/// commits the pages, not counted): the rate a decode step's weight and KV reads can reach
+/// when they take that much memory.
+fn read_bandwidth(bytes: usize, threads: usize) -> f64 {
+    let words = bytes / 8;
+    let buf: Vec<u64> = (0..words as u64).collect();
+    // On huge pages where the OS allows, as the engine keeps its weights and KV cache
+    // (`engine::hugepages`): 4 KiB pages would add a TLB miss per page to the probe.
+    #[cfg(target_os = "linux")]
+    // SAFETY: advice never changes memory contents; the range is this Vec's buffer.
+    unsafe {
+        let (p, n) = (buf.as_ptr() as usize, words * 8);
+        let a = p.next_multiple_of(2 << 20);
+        let b = (p + n) / (2 << 20) * (2 << 20);
+        if b > a {
+            libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+            libc::madvise(a as *mut libc::c_void, b - a, 25 /* MADV_COLLAPSE */);
+        }
+    }
+    let per = words.div_ceil(threads.max(1));
+    let pass = || {
+        std::thread::scope(|s| {
+            for part in buf.chunks(per) {
+                s.spawn(move || {
+                    let mut acc = [0u64; 8];
+                    for (i, c) in part.chunks_exact(8).enumerate() {
+                        // Software prefetch 1 KiB ahead, as the engine's kernels do.
+                        #[cfg(target_arch = "x86_64")]
+                        // SAFETY: a prefetch is a hint and never faults.
+                        unsafe {
+                            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                            _mm_prefetch::<_MM_HINT_T0>(
+                                part.as_ptr().wrapping_add(i * 8 + 128) as *const i8
+                            );
+                        }
+                        for (a, x) in acc.iter_mut().zip(c) {
+                            *a = a.wrapping_add(*x);
+                        }
+                    }
+                    std::hint::black_box(acc);
+                });
+            }
+        })
+    };
+    pass();
+    let (mut done, t) = (0usize, Instant::now());
+    while done < 2_000_000_000 || t.elapsed().as_secs_f64() < 0.2 {
+        pass();
+        done += words * 8;
+    }
+    done as f64 / t.elapsed().as_secs_f64() / 1e9
+}
+
+/// The read rate (GB/s) at a working set of `bytes`, linear between the two nearest sizes of
+/// `sweep` (`(bytes, GB/s)`, sizes ascending), the end values outside them.
+fn rate_at(sweep: &[(f64, f64)], bytes: f64) -> f64 {
+    let Some(hi) = sweep.iter().position(|s| s.0 >= bytes) else {
+        return sweep.last().map_or(f64::NAN, |s| s.1);
+    };
+    if hi == 0 {
+        return sweep[0].1;
+    }
+    let ((b0, r0), (b1, r1)) = (sweep[hi - 1], sweep[hi]);
+    r0 + (r1 - r0) * (bytes - b0) / (b1 - b0)
 }
 
 /// `ours/<isa>` from the model's kernel table (e.g. `ours/avx512vnni`), or `candle`.
@@ -171,6 +259,7 @@ fn main() {
     println!("|---|---|---|---|");
     let mut rows = Vec::new();
     let max_pp = pps.iter().copied().max().unwrap_or(512).max(2048 + tg);
+    let mut depth_rows = Vec::new();
     for spec in &models {
         let path =
             toolsum::models::resolve(Some(spec)).expect("model (run scripts/fetch-models.sh)");
@@ -195,9 +284,18 @@ fn main() {
             emit(format!("tg{tg} @0"), tg0);
             let tg512 = best(reps, || decode(&m, &mut cache, 512, tg, chunk));
             emit(format!("tg{tg} @512"), tg512);
+            let tg1k = best(reps, || decode(&m, &mut cache, 1024, tg, chunk));
+            emit(format!("tg{tg} @1024"), tg1k);
+            let tg1k5 = best(reps, || decode(&m, &mut cache, 1536, tg, chunk));
+            emit(format!("tg{tg} @1536"), tg1k5);
             let tg2k = best(reps, || decode(&m, &mut cache, 2048, tg, chunk));
             emit(format!("tg{tg} @2048"), tg2k);
             emit("decode ratio 2048/512".into(), tg2k / tg512);
+            let weights = step_weight_bytes(&path);
+            for (depth, v) in [(512, tg512), (1024, tg1k), (1536, tg1k5), (2048, tg2k)] {
+                let kv = kv_bytes_per_position(&m) * (depth + tg / 2);
+                depth_rows.push((spec.clone(), depth, v, weights, kv));
+            }
         }
     }
     if contention {
@@ -289,6 +387,61 @@ fn main() {
             cold.prompt_tokens
         );
         rows.push(serde_json::json!({"model": spec, "test": "prefix cache", "with_ms": with, "without_ms": without}));
+    }
+    // What a decode step reads at each depth, and the read rate that implies: the weights once
+    // plus the KV cache of every earlier position. Beside the machine's read bandwidth at
+    // growing working sets (below), this shows where decode at depth slows down: when the
+    // bytes of one step outgrow what the last-level cache keeps.
+    println!("\n| model | depth | MB read per decode step (weights + KV) | ms per step | GB/s |");
+    println!("|---|---|---|---|---|");
+    for (spec, depth, v, weights, kv) in &depth_rows {
+        let mb = (weights + kv) as f64 / 1e6;
+        let ms = 1e3 / v;
+        println!(
+            "| {spec} | {depth} | {mb:.1} ({:.1} + {:.1}) | {ms:.2} | {:.1} |",
+            *weights as f64 / 1e6,
+            *kv as f64 / 1e6,
+            mb / ms
+        );
+        rows.push(
+            serde_json::json!({"model": spec, "test": "decode bytes", "depth": depth,
+            "weight_bytes": weights, "kv_bytes": kv, "ms_per_step": ms}),
+        );
+    }
+    println!("\n| working set MB (1e6 bytes) | read GB/s, {threads} threads |");
+    println!("|---|---|");
+    let mut sweep = Vec::new();
+    for mb in [16usize, 64, 96, 104, 112, 120, 128, 144, 160, 256] {
+        let gbs = read_bandwidth(mb * 1_000_000, threads);
+        println!("| {mb} | {gbs:.1} |");
+        rows.push(serde_json::json!({"test": "read bandwidth", "mb": mb, "threads": threads, "gb_per_s": gbs}));
+        sweep.push((mb as f64 * 1e6, gbs));
+    }
+    // Decode reads each step's bytes once, so an engine that reads at the machine's rate for
+    // the step's working set takes bytes / rate(bytes) per step, and its ratio 2048/512 is
+    // (B512 / rate(B512)) / (B2048 / rate(B2048)). Beside it, the share of that rate this
+    // engine reaches at each depth.
+    for (spec, _, v512, w, kv512) in depth_rows.iter().filter(|r| r.1 == 512) {
+        let Some((_, _, v2k, _, kv2k)) = depth_rows.iter().find(|r| &r.0 == spec && r.1 == 2048)
+        else {
+            continue;
+        };
+        let (b512, b2k) = ((w + kv512) as f64, (w + kv2k) as f64);
+        let (r512, r2k) = (rate_at(&sweep, b512), rate_at(&sweep, b2k));
+        let bound = (b512 / r512) / (b2k / r2k);
+        println!(
+            "\n{spec}: at the read rates above, {:.1} MB per step at 512 ({r512:.1} GB/s) and \
+             {:.1} MB at 2048 ({r2k:.1} GB/s) give a bandwidth-bound decode ratio 2048/512 of \
+             {bound:.2}; this engine reads at {:.0}% and {:.0}% of those rates",
+            b512 / 1e6,
+            b2k / 1e6,
+            100.0 * b512 * v512 / (r512 * 1e9),
+            100.0 * b2k * v2k / (r2k * 1e9),
+        );
+        rows.push(
+            serde_json::json!({"model": spec, "test": "bandwidth-bound decode ratio",
+            "ratio": bound, "rate_512": r512, "rate_2048": r2k}),
+        );
     }
     let _ = std::fs::create_dir_all("bench-out");
     let _ = std::fs::write(
