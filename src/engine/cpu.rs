@@ -1268,33 +1268,23 @@ unsafe fn exp8(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
     _mm256_mul_ps(er, _mm256_castsi256_ps(e))
 }
 
-/// [`exp_approx`] on 16 lanes (same constants and steps as [`exp8`]).
+/// [`exp_approx`] on 16 lanes: [`exp8`] on each half.
+///
+/// # Safety
+/// AVX-512F, AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn exp16(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512 {
     use std::arch::x86_64::*;
-    let x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0)), _mm512_setzero_ps());
-    let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
-        _mm512_mul_ps(x, _mm512_set1_ps(std::f32::consts::LOG2_E)),
-    );
-    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693_359_4), x);
-    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.121_944_4e-4), r);
-    let mut p = _mm512_set1_ps(1.987_569_1e-4);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.398_2e-3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.333_452e-3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.166_579_6e-2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.166_666_65));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5));
-    let er = _mm512_add_ps(
-        _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r),
-        _mm512_set1_ps(1.0),
-    );
-    let e = _mm512_slli_epi32::<23>(_mm512_add_epi32(
-        _mm512_cvtps_epi32(n),
-        _mm512_set1_epi32(127),
-    ));
-    _mm512_mul_ps(er, _mm512_castsi512_ps(e))
+    let lo = exp8(_mm512_castps512_ps256(x));
+    let hi = exp8(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(
+        _mm512_castps_pd(x),
+    )));
+    _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+        _mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+        _mm256_castps_pd(hi),
+    ))
 }
 
 /// `e^x` for `x <= 0` in branch-free f32 arithmetic the compiler can vectorize: `x = n ln2 +
