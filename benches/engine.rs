@@ -101,19 +101,9 @@ fn kv_bytes_per_position(m: &Transformer) -> usize {
 fn read_bandwidth(bytes: usize, threads: usize) -> f64 {
     let words = bytes / 8;
     let buf: Vec<u64> = (0..words as u64).collect();
-    // On huge pages where the OS allows, as the engine keeps its weights and KV cache
-    // (`engine::hugepages`): 4 KiB pages would add a TLB miss per page to the probe.
-    #[cfg(target_os = "linux")]
-    // SAFETY: advice never changes memory contents; the range is this Vec's buffer.
-    unsafe {
-        let (p, n) = (buf.as_ptr() as usize, words * 8);
-        let a = p.next_multiple_of(2 << 20);
-        let b = (p + n) / (2 << 20) * (2 << 20);
-        if b > a {
-            libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
-            libc::madvise(a as *mut libc::c_void, b - a, 25 /* MADV_COLLAPSE */);
-        }
-    }
+    // On huge pages where the OS allows, as the engine keeps its weights and KV cache: 4 KiB
+    // pages would add a TLB miss per page to the probe.
+    toolsum::engine::hugepages::collapse([(buf.as_ptr() as usize, words * 8)]);
     let per = words.div_ceil(threads.max(1));
     let pass = || {
         std::thread::scope(|s| {
@@ -390,8 +380,8 @@ fn main() {
     }
     // What a decode step reads at each depth, and the read rate that implies: the weights once
     // plus the KV cache of every earlier position. Beside the machine's read bandwidth at
-    // growing working sets (below), this shows where decode at depth slows down: when the
-    // bytes of one step outgrow what the last-level cache keeps.
+    // growing working sets (below), this shows whether decode at depth is held back by the
+    // memory or by the step's arithmetic.
     println!("\n| model | depth | MB read per decode step (weights + KV) | ms per step | GB/s |");
     println!("|---|---|---|---|---|");
     for (spec, depth, v, weights, kv) in &depth_rows {

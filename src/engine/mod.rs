@@ -6,7 +6,7 @@
 
 pub mod chat;
 mod cpu;
-mod hugepages;
+pub mod hugepages;
 pub mod kernels;
 pub mod model;
 mod team;
