@@ -11,6 +11,7 @@
 //! | `threads` | `TOOLSUM_THREADS` | cores | compute threads |
 //! | `device` | `TOOLSUM_DEVICE` | `cpu` | `cpu`, `cuda[:N]`, `metal` |
 //! | `draft_tokens` | `TOOLSUM_DRAFT_TOKENS` | 2 | prompt-lookup drafts per decode step (0 = off) |
+//! | `kv_decode` | `TOOLSUM_KV_DECODE` | `f16` | KV cache decode steps read: `f16`, or `q8` (an 8-bit copy) |
 //! | `token_limit` | `TOOLSUM_TOKEN_LIMIT` | 15,000 | pass-through limit (tokens) |
 //! | `summarize_limit` | `TOOLSUM_SUMMARIZE_LIMIT` | 100,000 | above it: preview (tokens) |
 //! | `prefill_budget` | `TOOLSUM_PREFILL_BUDGET` | 1,500 | tool tokens in the prompt |
@@ -105,6 +106,10 @@ pub struct ConfigLayer {
     /// 0 = off).
     #[arg(long)]
     pub draft_tokens: Option<usize>,
+    /// KV cache decode steps read: f16, or q8 (an 8-bit copy: fewer bytes per step at long
+    /// contexts; needs AVX-512 VNNI, else ignored).
+    #[arg(long)]
+    pub kv_decode: Option<crate::engine::model::KvDecode>,
     /// Results at or under this many tokens pass through unchanged.
     #[arg(long)]
     pub token_limit: Option<usize>,
@@ -185,6 +190,7 @@ impl ConfigLayer {
             threads: env_parse(env, "TOOLSUM_THREADS")?,
             device: s("TOOLSUM_DEVICE"),
             draft_tokens: env_parse(env, "TOOLSUM_DRAFT_TOKENS")?,
+            kv_decode: env_parse(env, "TOOLSUM_KV_DECODE")?,
             token_limit: env_parse(env, "TOOLSUM_TOKEN_LIMIT")?,
             summarize_limit: env_parse(env, "TOOLSUM_SUMMARIZE_LIMIT")?,
             prefill_budget: env_parse(env, "TOOLSUM_PREFILL_BUDGET")?,
@@ -220,6 +226,7 @@ impl ConfigLayer {
             model: self.model.or(lower.model),
             threads: self.threads.or(lower.threads),
             draft_tokens: self.draft_tokens.or(lower.draft_tokens),
+            kv_decode: self.kv_decode.or(lower.kv_decode),
             device: self.device.or(lower.device),
             token_limit: self.token_limit.or(lower.token_limit),
             summarize_limit: self.summarize_limit.or(lower.summarize_limit),
@@ -252,6 +259,8 @@ pub struct Config {
     pub device: String,
     /// Prompt-lookup drafts per decode step ([`crate::engine::EngineOptions::draft_tokens`]).
     pub draft_tokens: usize,
+    /// KV cache decode steps read ([`crate::engine::EngineOptions::kv_decode`]).
+    pub kv_decode: crate::engine::model::KvDecode,
     /// Default limits of a guard request (a request's own fields override them).
     pub limits: Limits,
     /// Default per-request deadline (ms).
@@ -341,6 +350,7 @@ impl Config {
             draft_tokens: l
                 .draft_tokens
                 .unwrap_or(crate::engine::DEFAULT_DRAFT_TOKENS),
+            kv_decode: l.kv_decode.unwrap_or_default(),
             limits: Limits {
                 token_limit: l.token_limit.unwrap_or(d.token_limit),
                 summarize_limit: l.summarize_limit.unwrap_or(d.summarize_limit),

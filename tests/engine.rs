@@ -6,7 +6,7 @@ use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
 use toolsum::backend::{NarrateRequest, StopReason};
 use toolsum::engine::kernels::Isa;
-use toolsum::engine::model::{LoadOptions, Transformer};
+use toolsum::engine::model::{KvDecode, LoadOptions, Transformer};
 use toolsum::engine::{Engine, EngineOptions, Sampling};
 use toolsum::tokenizer::GgufTokenizer;
 
@@ -23,6 +23,11 @@ fn ours_forced(tier: &str, prompt: &[u32], seq: &[u32]) -> Vec<Vec<f32>> {
 /// The tier's transformer on the CPU with a 1,024-token context, on a given kernel path
 /// (`None`: the detected one).
 fn load(tier: &str, kernels: Option<Isa>) -> Transformer {
+    load_kv(tier, kernels, KvDecode::F16)
+}
+
+/// [`load`] with the KV cache decode steps read.
+fn load_kv(tier: &str, kernels: Option<Isa>, kv_decode: KvDecode) -> Transformer {
     Transformer::open(
         &model_path(tier),
         &Device::Cpu,
@@ -30,6 +35,7 @@ fn load(tier: &str, kernels: Option<Isa>) -> Transformer {
             convert_to_q8: false,
             max_context: 1024,
             kernels,
+            kv_decode,
         },
     )
     .unwrap()
@@ -37,7 +43,12 @@ fn load(tier: &str, kernels: Option<Isa>) -> Transformer {
 
 /// [`ours_forced`] on a given kernel path (`None`: the detected one).
 fn forced_with(tier: &str, prompt: &[u32], seq: &[u32], kernels: Option<Isa>) -> Vec<Vec<f32>> {
-    let m = load(tier, kernels);
+    forced_kv(load(tier, kernels), prompt, seq)
+}
+
+/// Teacher-forced logits of model `m`: after `prompt`, then after each token of `seq` but the
+/// last.
+fn forced_kv(m: Transformer, prompt: &[u32], seq: &[u32]) -> Vec<Vec<f32>> {
     let mut cache = m.new_cache().unwrap();
     let mut ours = vec![m
         .forward(prompt, &mut cache)
@@ -205,6 +216,12 @@ fn greedy_output_is_unchanged_by_the_kernel_path() {
     for isa in Isa::available().into_iter().filter(|&i| i != Isa::Scalar) {
         let other = forced_with(tier, &prompt, &seq, Some(isa));
         assert_agrees(&format!("{isa:?}"), &other, &scalar, Some(1.5));
+        // Decode steps on the 8-bit KV copy (where this CPU runs it) hold to the same bounds.
+        let m = load_kv(tier, Some(isa), KvDecode::Q8);
+        if m.kv_decode() == KvDecode::Q8 {
+            let q8 = forced_kv(m, &prompt, &seq);
+            assert_agrees(&format!("{isa:?}, q8 KV"), &q8, &scalar, Some(1.5));
+        }
     }
 }
 
@@ -255,11 +272,12 @@ fn narrate_twice(tier: &str) {
 /// and rejected); greedy and seeded top-p; ending on EOS and on the token budget.
 #[test]
 fn drafts_do_not_change_the_output() {
-    let run = |draft_tokens: usize, sampling: Sampling, max_new_tokens: usize| {
+    let run = |draft_tokens: usize, sampling: Sampling, max_new_tokens: usize, kv_decode| {
         let mut eng = Engine::load(&EngineOptions {
             model_path: model_path("tiny"),
             draft_tokens,
             sampling,
+            kv_decode,
             ..EngineOptions::default()
         })
         .unwrap();
@@ -278,12 +296,18 @@ fn drafts_do_not_change_the_output() {
         seed: 42,
     };
     let mut accepted = 0;
-    for (sampling, max_new) in [(Sampling::Greedy, 96), (Sampling::Greedy, 7), (top_p, 96)] {
-        let plain = run(0, sampling, max_new);
+    let cases = [
+        (Sampling::Greedy, 96, KvDecode::F16),
+        (Sampling::Greedy, 7, KvDecode::F16),
+        (top_p, 96, KvDecode::F16),
+        (Sampling::Greedy, 96, KvDecode::Q8),
+    ];
+    for (sampling, max_new, kv) in cases {
+        let plain = run(0, sampling, max_new, kv);
         assert_eq!(plain.draft_proposed, 0);
         for k in [2, 14] {
-            let spec = run(k, sampling, max_new);
-            let label = format!("{sampling:?}, max_new {max_new}, draft_tokens {k}");
+            let spec = run(k, sampling, max_new, kv);
+            let label = format!("{sampling:?}, max_new {max_new}, draft_tokens {k}, {kv:?} KV");
             assert_eq!(spec.text, plain.text, "{label} changed the output");
             assert_eq!(spec.generated_tokens, plain.generated_tokens, "{label}");
             assert_eq!(spec.stop, plain.stop, "{label}");

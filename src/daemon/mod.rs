@@ -203,7 +203,7 @@ pub async fn shutdown_signal() {
 /// system prompt kept as a KV snapshot).
 fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + Send + 'static {
     let (model, threads, device) = (config.model.clone(), config.threads, config.device.clone());
-    let draft_tokens = config.draft_tokens;
+    let (draft_tokens, kv_decode) = (config.draft_tokens, config.kv_decode);
     move || {
         // Before the engine builds the compute pool itself, at normal priority.
         lanes::init_background_compute(threads);
@@ -214,6 +214,7 @@ fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + S
             device,
             system_prompt: Some(crate::guard::prompt::SYSTEM_PROMPT.to_string()),
             draft_tokens,
+            kv_decode,
             ..Default::default()
         };
         let engine = crate::engine::Engine::load(&opts)?;

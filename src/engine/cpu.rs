@@ -25,6 +25,7 @@
 use half::f16;
 
 use super::kernels::{matmul_many, Isa, QLinear};
+use super::kv8::{Kv8Head, Kv8Layer, SUB};
 use super::model::ModelConfig;
 use super::team::{par_chunks_mut, par_for, parallelism, with_team, SharedMut, Team};
 
@@ -74,6 +75,8 @@ pub(crate) const KEY_BLOCK: usize = 16;
 pub(crate) struct RawLayer {
     pub kt: Vec<u16>,
     pub v: Vec<u16>,
+    /// The 8-bit copy one-row attention reads instead (`--kv-decode q8`; see [`super::kv8`]).
+    pub q8: Option<Kv8Layer>,
 }
 
 /// Index of key `(g, d, p)` in a blocked `kt` of `ctx` positions (`ctx` rounded up to whole
@@ -86,12 +89,15 @@ fn kt_at(g: usize, d: usize, p: usize, hd: usize, ctx: usize) -> usize {
 impl RawLayer {
     /// An empty layer cache for `ctx` positions: `2 * n_head_kv * head_dim * ctx` f16 values
     /// (2 bytes each; keys rounded up to whole [`KEY_BLOCK`]s), zeroed pages the OS commits on
-    /// first write (on huge pages, 2 MiB at a time; the engine commits all at load).
-    pub fn new(cfg: &ModelConfig, ctx: usize) -> Self {
+    /// first write (on huge pages, 2 MiB at a time; the engine commits all at load). With
+    /// `q8` (and a head_dim that is a multiple of 32), also the 8-bit copy (see
+    /// [`Kv8Layer::new`] for its size).
+    pub fn new(cfg: &ModelConfig, ctx: usize, q8: bool) -> Self {
         let (g, hd) = (cfg.n_head_kv, cfg.head_dim);
         RawLayer {
             kt: vec![0; g * hd * ctx.next_multiple_of(KEY_BLOCK)],
             v: vec![0; g * hd * ctx],
+            q8: (q8 && hd.is_multiple_of(SUB)).then(|| Kv8Layer::new(g, hd, ctx)),
         }
     }
 
@@ -107,7 +113,8 @@ impl RawLayer {
             kt.extend_from_slice(&self.kt[k0..k0 + nb * blk]);
             v.extend_from_slice(&self.v[g * ctx * hd..(g * ctx + n) * hd]);
         }
-        RawLayer { kt, v }
+        let q8 = self.q8.as_ref().map(|c| c.prefix(n));
+        RawLayer { kt, v, q8 }
     }
 
     /// Writes a snapshot made by [`RawLayer::prefix`] (of `n` positions) back at `0..n`.
@@ -119,6 +126,9 @@ impl RawLayer {
             self.kt[k0..k0 + nb * blk].copy_from_slice(&snap.kt[g * nb * blk..(g + 1) * nb * blk]);
             self.v[g * ctx * hd..(g * ctx + n) * hd]
                 .copy_from_slice(&snap.v[g * n * hd..(g + 1) * n * hd]);
+        }
+        if let (Some(c), Some(s)) = (&mut self.q8, &snap.q8) {
+            c.restore(s, n);
         }
     }
 }
@@ -266,6 +276,9 @@ impl CpuModel {
                 rows,
                 c0,
                 c1: c1.max(c0),
+                // One-row calls only (decode steps and verification rows): prefill reads
+                // the f16 cache, even for a task left with one row.
+                q8: layer.q8.as_ref().filter(|_| t == 1).map(|c| c.head(g)),
             };
             // SAFETY: the task writes split c's partials for rows r0..r0+rows of heads
             // head0..head0+n_rep only: disjoint `hd + 2`-wide slices of `parts`, which
@@ -470,6 +483,8 @@ struct AttnJob<'a> {
     c0: usize,
     /// See `c0`.
     c1: usize,
+    /// This KV head's 8-bit copy, which one-row tasks read when the CPU has AVX-512 VNNI.
+    q8: Option<Kv8Head<'a>>,
 }
 
 impl AttnJob<'_> {
@@ -481,6 +496,21 @@ impl AttnJob<'_> {
             #[cfg(target_arch = "x86_64")]
             if simd && wide {
                 let mut out = out;
+                if let (Some(kv), 1) = (self.q8, self.rows) {
+                    let q0 = self.r0 * self.q_stride + self.head0 * self.hd;
+                    let q = &self.q[q0..q0 + self.n_rep * self.hd];
+                    let mut o = |qi: usize| out(self.r0, self.head0 + qi);
+                    // SAFETY: `wide` is set only for the AVX-512 VNNI kernels (AVX-512F, BW,
+                    // VNNI; AVX2, FMA detected); c0 starts a block; the copy covers the cache.
+                    let done = unsafe {
+                        super::kv8::attend(
+                            q, self.n_rep, self.hd, self.scale, kv, self.c0, self.c1, &mut o,
+                        )
+                    };
+                    if done {
+                        return;
+                    }
+                }
                 // SAFETY: `wide` is set only when AVX-512F (and AVX2, FMA, F16C) were detected.
                 if !unsafe { self.run_fused(&mut out) } {
                     // SAFETY: as above.
@@ -1276,7 +1306,7 @@ unsafe fn exp8(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn exp16(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512 {
+pub(super) unsafe fn exp16(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512 {
     use std::arch::x86_64::*;
     let lo = exp8(_mm512_castps512_ps256(x));
     let hi = exp8(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(
@@ -1471,6 +1501,9 @@ fn write_kv(
             let dst = &mut layer.v[(g * ctx + p) * hd..(g * ctx + p + 1) * hd];
             for (d, &val) in dst.iter_mut().zip(vs) {
                 *d = f16::from_f32(val).to_bits();
+            }
+            if let Some(c) = &mut layer.q8 {
+                c.write(g, p, src, vs);
             }
         }
     }
@@ -1733,14 +1766,19 @@ mod tests {
         let q: Vec<f32> = (0..t * cfg.n_head * cfg.head_dim)
             .map(|_| rnd() * 4.0)
             .collect();
-        for (simd, wide) in [(false, false), (true, false), (true, true)] {
+        for (simd, wide, q8) in [
+            (false, false, false),
+            (true, false, false),
+            (true, true, false),
+            (true, true, true),
+        ] {
             if simd && !(Isa::available().contains(&Isa::Avx2) && simd_for(Isa::Avx2)) {
                 continue;
             }
             if wide && !Isa::available().iter().any(|i| i.avx512()) {
                 continue;
             }
-            let mut layer = RawLayer::new(cfg, ctx);
+            let mut layer = RawLayer::new(cfg, ctx, q8);
             write_kv(
                 &mut layer,
                 &keys[..pos * kvw],
@@ -1795,18 +1833,25 @@ mod tests {
             };
             let (nh, kvh, hd) = (cfg.n_head, cfg.n_head_kv, cfg.head_dim);
             let want = naive(&q, &r16(&keys), &r16(&vals), nh, kvh, hd, pos, t);
+            // A one-row call on the 8-bit copy is within its rounding (see `kv8`'s tests for
+            // the kernel against its portable form); prefill reads the f16 cache.
+            let tol = if q8 && t == 1 { 0.02 } else { 1e-5 };
             for (a, b) in y.iter().zip(&want) {
                 assert!(
-                    (a - b).abs() < 1e-5,
-                    "pos={pos} t={t} simd={simd} wide={wide}: {a} vs {b}"
+                    (a - b).abs() < tol,
+                    "pos={pos} t={t} simd={simd} wide={wide} q8={q8}: {a} vs {b}"
                 );
             }
             // A snapshot of the first `pos` positions restores them exactly.
             let snap = layer.prefix(pos, ctx, hd);
-            let mut fresh = RawLayer::new(cfg, ctx);
+            let mut fresh = RawLayer::new(cfg, ctx, q8);
             fresh.restore(&snap, pos, ctx, hd);
             assert_eq!(fresh.prefix(pos, ctx, hd).kt, snap.kt);
             assert_eq!(fresh.prefix(pos, ctx, hd).v, snap.v);
+            assert_eq!(snap.q8.is_some(), q8 && hd % 32 == 0);
+            if let (Some(a), Some(b)) = (fresh.prefix(pos, ctx, hd).q8, snap.q8) {
+                assert_eq!((a.k, a.ks, a.v, a.vs), (b.k, b.ks, b.v, b.vs));
+            }
         }
     }
 

@@ -8,6 +8,7 @@ pub mod chat;
 mod cpu;
 pub mod hugepages;
 pub mod kernels;
+mod kv8;
 pub mod model;
 mod team;
 
@@ -84,6 +85,9 @@ pub struct EngineOptions {
     /// one forward pass (0 = off; capped at `Transformer::MAX_VERIFY_ROWS - 1`). The output is
     /// the same token for token either way; CPU path only.
     pub draft_tokens: usize,
+    /// What decode steps read on the CPU path: the f16 KV cache or its 8-bit copy
+    /// ([`model::KvDecode`]).
+    pub kv_decode: model::KvDecode,
 }
 
 /// Default [`EngineOptions::draft_tokens`]. Measured over the 24-file corpus with the small
@@ -111,6 +115,7 @@ impl Default for EngineOptions {
             sampling: Sampling::Greedy,
             repeat_penalty: 1.1,
             draft_tokens: DEFAULT_DRAFT_TOKENS,
+            kv_decode: model::KvDecode::default(),
         }
     }
 }
@@ -231,6 +236,7 @@ impl Engine {
                 convert_to_q8: opts.convert_to_q8,
                 max_context: opts.max_context,
                 kernels: opts.kernels,
+                kv_decode: opts.kv_decode,
             },
         )?;
         let mut cache = model.new_cache()?;
@@ -340,6 +346,7 @@ impl Engine {
             "decode_tok_per_s": self.decode_tps,
             "load_ms": self.load_ms,
             "draft_tokens": if self.model.on_cpu_path() { self.opts.draft_tokens } else { 0 },
+            "kv_decode": self.model.kv_decode().name(),
             "drafts_proposed": self.drafts.0,
             "drafts_accepted": self.drafts.1,
         })

@@ -216,6 +216,52 @@ pub struct LoadOptions {
     /// Kernel path for our CPU kernels: `None` = [`Isa::choose`] (run-time detection, or the
     /// `TOOLSUM_KERNELS` override); `Some(isa)` forces one (tests compare paths with it).
     pub kernels: Option<Isa>,
+    /// What one-row attention (decode steps) reads: the f16 cache, or an 8-bit copy of it
+    /// (see [`KvDecode`]).
+    pub kv_decode: KvDecode,
+}
+
+/// The KV cache that decode steps read on the CPU path.
+///
+/// [`KvDecode::Q8`] keeps, beside the f16 cache, a copy with 8 bits per key and value and one
+/// f32 scale per 32 (GGUF `Q8_0`'s block): a decode step then reads 72 bytes per 64 cached
+/// values instead of 128, and its scores run as 8-bit dot products. Prefill still reads the
+/// f16 cache. The copy costs 0.56x the f16 cache's memory. It needs AVX-512 VNNI (the
+/// [`Isa::Avx512Vnni`] and [`Isa::Amx`] paths) and a head_dim of 32, 64 or 128; elsewhere the
+/// setting is ignored. Outputs differ from [`KvDecode::F16`] by the rounding of keys, values
+/// and the query to 8 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KvDecode {
+    /// Decode reads the f16 cache (exact to the cache's values).
+    #[default]
+    F16,
+    /// Decode reads the 8-bit copy.
+    Q8,
+}
+
+impl KvDecode {
+    /// `f16` or `q8`.
+    pub fn name(self) -> &'static str {
+        match self {
+            KvDecode::F16 => "f16",
+            KvDecode::Q8 => "q8",
+        }
+    }
+}
+
+impl std::str::FromStr for KvDecode {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        match s {
+            "f16" => Ok(KvDecode::F16),
+            "q8" => Ok(KvDecode::Q8),
+            other => Err(format!(
+                "unknown KV decode cache {other:?} (expected f16 or q8)"
+            )),
+        }
+    }
 }
 
 /// The loaded weights and RoPE tables. Immutable after load: all per-request state lives in
@@ -238,6 +284,8 @@ pub struct Transformer {
     /// kernels; `blocks` is then empty.
     cpu: Option<CpuModel>,
     threads: Threads,
+    /// Whether caches get the 8-bit copy for decode ([`KvDecode::Q8`] on a CPU that runs it).
+    kv8: bool,
     /// Count of matrices per kernel as used at run time, `type/path` (e.g. `{"Q5_0/avx512vnni":
     /// 144, "Q6_K→Q8_0/avx512vnni": 12}`; candle's kernels show as `Q8_0/candle`), for status.
     pub kernel_types: HashMap<String, usize>,
@@ -401,8 +449,14 @@ impl Transformer {
             device: device.clone(),
             cpu,
             threads: Threads::new(),
+            kv8: false,
             kernel_types,
         };
+        let mut model = model;
+        model.kv8 = opts.kv_decode == KvDecode::Q8
+            && model.cpu.as_ref().is_some_and(|c| c.wide)
+            && matches!(model.cfg.head_dim, 32 | 64 | 128)
+            && model.cfg.n_head / model.cfg.n_head_kv <= 8;
         let huge = model.huge_pages();
         tracing::debug!(bytes = huge, "weights on huge pages");
         Ok(model)
@@ -412,6 +466,16 @@ impl Transformer {
     /// kernels, in its file's type) rather than on candle's ops.
     pub fn on_cpu_path(&self) -> bool {
         self.cpu.is_some()
+    }
+
+    /// The cache decode steps read: [`KvDecode::Q8`] only when it was asked for and this CPU
+    /// and model run it (see [`KvDecode`]).
+    pub fn kv_decode(&self) -> KvDecode {
+        if self.kv8 {
+            KvDecode::Q8
+        } else {
+            KvDecode::F16
+        }
     }
 
     /// Moves the CPU path's packed weights onto huge pages (see `engine::hugepages`); returns
@@ -437,7 +501,7 @@ impl Transformer {
     pub fn new_cache(&self) -> Result<KvCache> {
         if self.cpu.is_some() {
             let layers: Vec<RawLayer> = (0..self.cfg.n_layer)
-                .map(|_| RawLayer::new(&self.cfg, self.ctx))
+                .map(|_| RawLayer::new(&self.cfg, self.ctx, self.kv8))
                 .collect();
             return Ok(KvCache {
                 store: Store::Raw(layers),
@@ -693,24 +757,24 @@ impl KvCache {
     pub fn commit(&mut self) -> usize {
         match &mut self.store {
             Store::Raw(layers) => {
-                let mut bytes = 0;
+                let mut bufs: Vec<(usize, usize)> = Vec::new();
                 for l in layers.iter_mut() {
-                    for buf in [&mut l.kt, &mut l.v] {
-                        // 2048 u16 = one 4 KiB page; the zeros are what the buffer holds.
-                        for x in buf.iter_mut().step_by(2048) {
-                            // SAFETY: `x` is a valid, aligned, exclusive reference.
-                            unsafe { std::ptr::write_volatile(x, 0) };
-                        }
-                        bytes += buf.len() * 2;
+                    bufs.push((l.kt.as_mut_ptr() as usize, l.kt.len() * 2));
+                    bufs.push((l.v.as_mut_ptr() as usize, l.v.len() * 2));
+                    if let Some(c) = &mut l.q8 {
+                        bufs.extend(c.buffers());
                     }
                 }
-                crate::engine::hugepages::collapse(layers.iter().flat_map(|l| {
-                    [
-                        (l.kt.as_ptr() as usize, l.kt.len() * 2),
-                        (l.v.as_ptr() as usize, l.v.len() * 2),
-                    ]
-                }));
-                bytes
+                for &(ptr, len) in &bufs {
+                    // One zero byte per 4 KiB page; the zeros are what the buffers hold.
+                    for off in (0..len).step_by(4096) {
+                        // SAFETY: `ptr..ptr + len` is one live buffer of this cache, owned by
+                        // `self` (borrowed mutably here); writing a zero byte keeps its value.
+                        unsafe { std::ptr::write_volatile((ptr as *mut u8).add(off), 0) };
+                    }
+                }
+                crate::engine::hugepages::collapse(bufs.iter().copied());
+                bufs.iter().map(|b| b.1).sum()
             }
             Store::Tensors(layers) => layers
                 .iter()
