@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use candle_core::Device;
 use toolsum::backend::NarrateRequest;
-use toolsum::engine::model::{read_header, KvCache, LoadOptions, Transformer};
+use toolsum::engine::model::{read_header, KvCache, KvDecode, LoadOptions, Transformer};
 use toolsum::engine::{init_threads, Engine, EngineOptions};
 
 fn env_list(key: &str, default: &str) -> Vec<String> {
@@ -89,9 +89,14 @@ fn step_weight_bytes(path: &std::path::Path) -> usize {
 }
 
 /// KV-cache bytes per cached position a decode step reads: keys and values of every layer's
-/// KV heads, f16 (the CPU engine's cache format).
+/// KV heads, f16 (the CPU engine's cache format), or with the 8-bit copy ([`KvDecode::Q8`]) one
+/// byte per value plus an f32 scale per 32.
 fn kv_bytes_per_position(m: &Transformer) -> usize {
-    m.cfg.n_layer * m.cfg.n_head_kv * m.cfg.head_dim * 2 * 2
+    let per_value = match m.kv_decode() {
+        KvDecode::F16 => 2 * 32,
+        KvDecode::Q8 => 32 + 4,
+    };
+    m.cfg.n_layer * m.cfg.n_head_kv * m.cfg.head_dim * 2 * per_value / 32
 }
 
 /// Read bandwidth in GB/s (1e9 bytes) of `threads` threads each summing its share of a
@@ -195,6 +200,11 @@ impl Drop for Busy {
 
 /// The model at `path` on the CPU with a `max_context`-token context, on the detected kernels.
 fn load(path: &std::path::Path, max_context: usize) -> Transformer {
+    load_kv(path, max_context, KvDecode::F16)
+}
+
+/// [`load`] with the KV cache decode steps read.
+fn load_kv(path: &std::path::Path, max_context: usize, kv_decode: KvDecode) -> Transformer {
     Transformer::open(
         path,
         &Device::Cpu,
@@ -202,6 +212,7 @@ fn load(path: &std::path::Path, max_context: usize) -> Transformer {
             convert_to_q8: false,
             max_context,
             kernels: None,
+            kv_decode,
         },
     )
     .expect("load")
@@ -285,6 +296,24 @@ fn main() {
             for (depth, v) in [(512, tg512), (1024, tg1k), (1536, tg1k5), (2048, tg2k)] {
                 let kv = kv_bytes_per_position(&m) * (depth + tg / 2);
                 depth_rows.push((spec.clone(), depth, v, weights, kv));
+            }
+            // The same depths with decode reading the 8-bit KV copy (`--kv-decode q8`), where
+            // this CPU runs it.
+            drop(cache);
+            drop(m);
+            let m = load_kv(&path, 2048 + tg + 16, KvDecode::Q8);
+            if m.kv_decode() == KvDecode::Q8 {
+                let mut cache = committed_cache(&m);
+                let label = format!("{spec} (q8 KV)");
+                let mut at = Vec::new();
+                for depth in [512, 1024, 1536, 2048] {
+                    let v = best(reps, || decode(&m, &mut cache, depth, tg, chunk));
+                    emit(format!("tg{tg} @{depth}, q8 KV"), v);
+                    let kv = kv_bytes_per_position(&m) * (depth + tg / 2);
+                    depth_rows.push((label.clone(), depth, v, weights, kv));
+                    at.push(v);
+                }
+                emit("decode ratio 2048/512, q8 KV".into(), at[3] / at[0]);
             }
         }
     }

@@ -8,7 +8,8 @@
 #   cmake -B build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF
 #   cmake --build build -j --target llama-bench llama-batched-bench
 # llama-batched-bench, when built beside llama-bench, gives llama.cpp's decode at 512 and 2048
-# tokens of context, for the depth table.
+# tokens of context, for the depth table: with its default f16 KV cache, and with a q8_0 K and
+# V cache (flash attention on, which its quantized V cache needs) beside our `--kv-decode q8`.
 # Without it, toolsum's figures are still printed. Last line:
 #   min ratio vs llama.cpp: prefill=X decode=Y
 set -euo pipefail
@@ -39,6 +40,9 @@ if [ -x "$llama" ]; then
         "$bin/llama-batched-bench" -m "$path" -c 2304 -t "$threads" -npp 512,2048 -ntg 128 \
           -npl 1 --output-format jsonl 2>/dev/null | grep '^{' \
           | sed "s/^{/{\"tier\":\"$m\",/" >> bench-out/llama-depth.jsonl
+        "$bin/llama-batched-bench" -m "$path" -c 2304 -t "$threads" -npp 512,2048 -ntg 128 \
+          -npl 1 -fa -ctk q8_0 -ctv q8_0 --output-format jsonl 2>/dev/null | grep '^{' \
+          | sed "s/^{/{\"tier\":\"$m (q8 KV)\",/" >> bench-out/llama-depth.jsonl
       done
     fi
   done
@@ -79,8 +83,14 @@ for line in open("bench-out/llama-depth.jsonl"):
         j = json.loads(line)
         key = (j["tier"], j["pp"])
         depth[key] = max(depth.get(key, 0.0), j["speed_tg"])
-ours_depth = {(r["model"], t): r["tok_per_s"] for r in rows for t in (512, 2048)
-              if r.get("test", "").endswith(f" @{t}") and r.get("test", "").startswith("tg")}
+ours_depth = {}
+for r in rows:
+    t = r.get("test", "")
+    for d in (512, 2048):
+        if t.startswith("tg") and t.endswith(f" @{d}"):
+            ours_depth[(r["model"], d)] = r["tok_per_s"]
+        elif t.startswith("tg") and t.endswith(f" @{d}, q8 KV"):
+            ours_depth[(r["model"] + " (q8 KV)", d)] = r["tok_per_s"]
 models = sorted({m for (m, _) in ours_depth})
 if models:
     print("\n| model | decode @512 toolsum / llama.cpp | @2048 toolsum / llama.cpp | @2048/@512 toolsum | llama.cpp |\n|---|---|---|---|---|")
