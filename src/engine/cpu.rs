@@ -16,6 +16,8 @@
 //! 2 KiB run (head_dim 64): with plain `[head_dim, ctx]` rows, a decode step read `head_dim`
 //! rows a page apart at once, more streams than the hardware prefetcher follows, and
 //! attention ran at ~5 GB/s (4.8 µs per cached position per token on SmolLM2).
+//! With `--kv-decode q8` a layer also holds an 8-bit copy that one-row attention reads
+//! instead ([`super::kv8`]).
 //!
 //! Math (same as [`super::model::Transformer`]'s candle path): RMSNorm (Zhang & Sennrich
 //! 2019), RoPE (Su et al. 2021) with the file's layout, grouped-query attention with heads
