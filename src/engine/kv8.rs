@@ -194,7 +194,7 @@ impl Q8Query {
 /// `c0..c1` of one KV head's 8-bit copy: writes per head, into `out(head)`, the unnormalized
 /// output (`hd` values), the scores' maximum and the sum of `e^(s - max)` (the split-K partials
 /// of `CpuModel::attention`). Returns false, doing nothing, for shapes it has no instance for
-/// (head_dim other than 32, 64 or 128, more than 8 query heads per KV head).
+/// (see `one_row_shapes`).
 ///
 /// # Safety
 /// AVX-512F, BW, VNNI, AVX2 and FMA; `c0` a multiple of 16; `kv` covers `c1` positions.
@@ -216,38 +216,12 @@ pub(crate) unsafe fn attend<'o>(
             fused::<$n, $r>(q, scale, kv, c0, c1, out)
         };
     }
-    match (n_rep, hd) {
-        (1, 32) => go!(1, 2),
-        (2, 32) => go!(2, 2),
-        (3, 32) => go!(3, 2),
-        (4, 32) => go!(4, 2),
-        (5, 32) => go!(5, 2),
-        (6, 32) => go!(6, 2),
-        (7, 32) => go!(7, 2),
-        (8, 32) => go!(8, 2),
-        (1, 64) => go!(1, 4),
-        (2, 64) => go!(2, 4),
-        (3, 64) => go!(3, 4),
-        (4, 64) => go!(4, 4),
-        (5, 64) => go!(5, 4),
-        (6, 64) => go!(6, 4),
-        (7, 64) => go!(7, 4),
-        (8, 64) => go!(8, 4),
-        (1, 128) => go!(1, 8),
-        (2, 128) => go!(2, 8),
-        (3, 128) => go!(3, 8),
-        (4, 128) => go!(4, 8),
-        (5, 128) => go!(5, 8),
-        (6, 128) => go!(6, 8),
-        (7, 128) => go!(7, 8),
-        (8, 128) => go!(8, 8),
-        _ => return false,
-    }
+    super::one_row_shapes!(n_rep, hd, go);
     true
 }
 
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 /// Blocks ahead whose lines are requested during a block's scores (as the f16 kernel's).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const AHEAD: usize = 3;
 
 /// [`attend`] for `N` query heads and `R * 16 = head_dim`.
@@ -551,7 +525,7 @@ mod kernel_tests {
             (2, 32),
             (4, 32),
             (4, 128),
-            (1, 128),
+            (8, 128),
         ] {
             let ctx = 120;
             let (c, q, _) = case(n_rep, hd, ctx, (n_rep * hd) as u32);

@@ -5,6 +5,39 @@
 //! It is not `Sync`: the daemon gives it to one thread (STYLE.md, habit 4).
 
 pub mod chat;
+
+/// Runs `$go!(N, R)` for the one-row attention kernels' shapes, `N` query heads per KV head and
+/// head_dim `16 * R`: head_dim 64 or 128 with up to 8 query heads, 32 with up to 4; any other
+/// shape makes the calling function `return false`.
+macro_rules! one_row_shapes {
+    ($n_rep:expr, $hd:expr, $go:ident) => {
+        match ($n_rep, $hd) {
+            (1, 32) => $go!(1, 2),
+            (2, 32) => $go!(2, 2),
+            (3, 32) => $go!(3, 2),
+            (4, 32) => $go!(4, 2),
+            (1, 64) => $go!(1, 4),
+            (2, 64) => $go!(2, 4),
+            (3, 64) => $go!(3, 4),
+            (4, 64) => $go!(4, 4),
+            (5, 64) => $go!(5, 4),
+            (6, 64) => $go!(6, 4),
+            (7, 64) => $go!(7, 4),
+            (8, 64) => $go!(8, 4),
+            (1, 128) => $go!(1, 8),
+            (2, 128) => $go!(2, 8),
+            (3, 128) => $go!(3, 8),
+            (4, 128) => $go!(4, 8),
+            (5, 128) => $go!(5, 8),
+            (6, 128) => $go!(6, 8),
+            (7, 128) => $go!(7, 8),
+            (8, 128) => $go!(8, 8),
+            _ => return false,
+        }
+    };
+}
+use one_row_shapes;
+
 mod cpu;
 pub mod hugepages;
 pub mod kernels;

@@ -455,8 +455,10 @@ impl Transformer {
         let mut model = model;
         model.kv8 = opts.kv_decode == KvDecode::Q8
             && model.cpu.as_ref().is_some_and(|c| c.wide)
-            && matches!(model.cfg.head_dim, 32 | 64 | 128)
-            && model.cfg.n_head / model.cfg.n_head_kv <= 8;
+            && matches!(
+                (model.cfg.head_dim, model.cfg.n_head / model.cfg.n_head_kv),
+                (64 | 128, 1..=8) | (32, 1..=4)
+            );
         let huge = model.huge_pages();
         tracing::debug!(bytes = huge, "weights on huge pages");
         Ok(model)
