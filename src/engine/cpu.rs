@@ -244,7 +244,12 @@ impl CpuModel {
         // not change with the threads in use (see `Threads`).
         let base_tasks = cfg.n_head_kv * blocks;
         let splits = if blocks == 1 {
-            (n_all / MIN_SPLIT).clamp(1, MAX_SPLITS)
+            let min = if layer.q8.is_some() && t == 1 {
+                MIN_SPLIT_Q8
+            } else {
+                MIN_SPLIT
+            };
+            (n_all / min).clamp(1, MAX_SPLITS)
         } else {
             1
         };
@@ -309,6 +314,12 @@ impl CpuModel {
                     }
                     let f = (pc[hd] - m).exp();
                     l += f * pc[hd + 1];
+                    #[cfg(target_arch = "x86_64")]
+                    if simd {
+                        // SAFETY: `simd` is set only when AVX2 and FMA were detected.
+                        unsafe { axpy_fma(yo, f, &pc[..hd]) };
+                        continue;
+                    }
                     axpy(yo, f, &pc[..hd]);
                 }
                 let inv = 1.0 / l;
@@ -327,6 +338,10 @@ impl CpuModel {
 /// 512, 136.7 at 1024; small 40.5, 42.9, 42.4. 512 keeps 4 splits there (8 to 12 tasks) for
 /// machines with more threads.
 const MIN_SPLIT: usize = 512;
+/// [`MIN_SPLIT`] for one-row calls on the 8-bit KV copy (`super::kv8`), whose tasks read half
+/// the bytes per position, so a task's start weighs twice as much. Tiny at 2,048 deep, 2
+/// threads, eight alternating runs of 256 tokens: median 158.8 tok/s at 512, 165.2 at 1024.
+const MIN_SPLIT_Q8: usize = 1024;
 /// Most splits per task.
 const MAX_SPLITS: usize = 16;
 
@@ -1197,6 +1212,19 @@ fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     for (yi, &xi) in y.iter_mut().zip(x) {
         *yi = a.mul_add(xi, *yi);
     }
+}
+
+/// [`axpy`] built with FMA: the same fused products (one rounding each), as vector
+/// instructions; without the feature `mul_add` compiles to a call to the `fmaf` routine per
+/// element. In the split merge of a decode step that call cost ~8 µs per layer at 2,048 deep
+/// on tiny (0.24 ms per step; 0.05 ms with this).
+///
+/// # Safety
+/// FMA and AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn axpy_fma(y: &mut [f32], a: f32, x: &[f32]) {
+    axpy(y, a, x);
 }
 
 /// Replaces a row of scores by `e^(x - max)` and returns `(max, sum)`: the unnormalized
