@@ -11,7 +11,7 @@
 //! | `threads` | `TOOLSUM_THREADS` | cores | compute threads |
 //! | `device` | `TOOLSUM_DEVICE` | `cpu` | `cpu`, `cuda[:N]`, `metal` |
 //! | `draft_tokens` | `TOOLSUM_DRAFT_TOKENS` | 2 | prompt-lookup drafts per decode step (0 = off) |
-//! | `kv_decode` | `TOOLSUM_KV_DECODE` | `f16` | KV cache decode steps read: `f16`, or `q8` (an 8-bit copy) |
+//! | `kv_decode` | `TOOLSUM_KV_DECODE` | `q8` | KV cache decode steps read: `q8` (an 8-bit copy), or `f16` |
 //! | `token_limit` | `TOOLSUM_TOKEN_LIMIT` | 15,000 | pass-through limit (tokens) |
 //! | `summarize_limit` | `TOOLSUM_SUMMARIZE_LIMIT` | 100,000 | above it: preview (tokens) |
 //! | `prefill_budget` | `TOOLSUM_PREFILL_BUDGET` | 1,500 | tool tokens in the prompt |
@@ -106,8 +106,8 @@ pub struct ConfigLayer {
     /// 0 = off).
     #[arg(long)]
     pub draft_tokens: Option<usize>,
-    /// KV cache decode steps read: f16, or q8 (an 8-bit copy: fewer bytes per step at long
-    /// contexts; needs AVX-512 VNNI, else ignored).
+    /// KV cache decode steps read: q8 (default: an 8-bit copy, fewer bytes per step at long
+    /// contexts; needs AVX-512 VNNI, else f16) or f16 (the cache itself).
     #[arg(long)]
     pub kv_decode: Option<crate::engine::model::KvDecode>,
     /// Results at or under this many tokens pass through unchanged.

@@ -48,9 +48,9 @@ struct EngineArgs {
     /// (speculative decoding: same output, fewer steps when the text quotes its input; 0 = off).
     #[arg(long, default_value_t = toolsum::engine::DEFAULT_DRAFT_TOKENS, env = "TOOLSUM_DRAFT_TOKENS")]
     draft_tokens: usize,
-    /// KV cache decode steps read: f16, or q8 (an 8-bit copy: fewer bytes per step at long
-    /// contexts; needs AVX-512 VNNI, else ignored).
-    #[arg(long, default_value = "f16", env = "TOOLSUM_KV_DECODE")]
+    /// KV cache decode steps read: q8 (default: an 8-bit copy, fewer bytes per step at long
+    /// contexts; needs AVX-512 VNNI, else f16) or f16 (the cache itself).
+    #[arg(long, default_value = "q8", env = "TOOLSUM_KV_DECODE")]
     kv_decode: toolsum::engine::model::KvDecode,
 }
 
