@@ -2,7 +2,7 @@
 //!
 //! Per tile step the two blocks' scales are expanded once per activation row and once per
 //! weight row into `[s_b x8 | s_b+1 x8]` vectors (4-bit weights: `[s_b x4 | s_b+1 x4]` twice, see
-//! [`nibbles2`]), so each (row, row) pair costs one `vpdpbusd`,
+//! `nibbles2`), so each (row, row) pair costs one `vpdpbusd`,
 //! one convert, one multiply and one FMA per two blocks (the 256-bit kernels need a scalar
 //! multiply and a broadcast per block on top). Used when a row has an even number of blocks
 //! (every shipped model); otherwise the 256-bit VNNI kernel runs.
