@@ -99,7 +99,7 @@ pub struct ConfigLayer {
     /// Compute threads of the model (default: cores available).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Device: cpu, cuda[:N] or metal.
+    /// Device: cpu, `cuda[:N]` or metal.
     #[arg(long)]
     pub device: Option<String>,
     /// Tokens drafted by prompt lookup per decode step (speculative decoding, same output;

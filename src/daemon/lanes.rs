@@ -107,7 +107,7 @@ const TRIM_EVERY_MS: u64 = 250;
 
 /// Hands freed heap pages back to the OS (glibc's `malloc_trim(0)`, which also releases free
 /// pages inside each thread's arena): always when `idle`, else at most once per
-/// [`TRIM_EVERY_MS`]; a no-op on other C libraries. Called after each long-lane task: those
+/// `TRIM_EVERY_MS`; a no-op on other C libraries. Called after each long-lane task: those
 /// hold a request's megabytes (input, reduced view, saved copy), and without it glibc kept
 /// them, so the daemon's RSS grew from 365 MB after 10 requests to 545 MB after 1,000 in the
 /// load bench. Also called (idle) when the server's last connection closes, for what the I/O

@@ -733,7 +733,7 @@ fn causal_mask(t: usize, pos: usize, device: &Device) -> Result<Tensor> {
 
 /// The KV cache, preallocated for the whole context and filled up to `len` tokens: per layer,
 /// keys and values, either as f32 candle tensors `[1, n_head_kv, ctx, head_dim]` (candle path)
-/// or as the CPU path's f16 buffers (keys transposed in blocks; see [`super::cpu`]).
+/// or as the CPU path's f16 buffers (keys transposed in blocks; see the `engine::cpu` module).
 #[derive(Debug)]
 pub struct KvCache {
     store: Store,
