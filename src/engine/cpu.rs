@@ -673,18 +673,7 @@ impl AttnJob<'_> {
                 (1u16 << valid) - 1
             };
             for qi in 0..N {
-                let sv = _mm512_mask_blend_ps(mask, _mm512_set1_ps(f32::NEG_INFINITY), s[qi]);
-                let bm = _mm512_reduce_max_ps(sv);
-                if bm > m[qi] {
-                    let a = _mm512_set1_ps((m[qi] - bm).exp());
-                    for r in o[qi].iter_mut() {
-                        *r = _mm512_mul_ps(*r, a);
-                    }
-                    l[qi] = _mm512_mul_ps(l[qi], a);
-                    m[qi] = bm;
-                }
-                let e = _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(sv, _mm512_set1_ps(m[qi]))));
-                l[qi] = _mm512_add_ps(l[qi], e);
+                let e = softmax_block(s[qi], mask, &mut m[qi], &mut l[qi], &mut o[qi]);
                 _mm512_storeu_ps(p[qi].as_mut_ptr(), e);
             }
             let vb = v.add(b * KEY_BLOCK * hd);
@@ -1307,6 +1296,40 @@ unsafe fn exp8(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
     _mm256_mul_ps(er, _mm256_castsi256_ps(e))
 }
 
+/// One key block's online-softmax step for one query head (Milakov & Gimelshein 2018,
+/// "Online normalizer calculation for softmax"): the scores `s` of the block's positions in
+/// `mask` raise the running maximum `m` (the output accumulators `o` and the running sum `l`
+/// are rescaled by `e^(m_old - m)` when it grows); returns the block's weights `e^(s - m)`
+/// (0 outside `mask`), already added to `l`.
+///
+/// # Safety
+/// AVX-512F, AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub(super) unsafe fn softmax_block(
+    s: std::arch::x86_64::__m512,
+    mask: std::arch::x86_64::__mmask16,
+    m: &mut f32,
+    l: &mut std::arch::x86_64::__m512,
+    o: &mut [std::arch::x86_64::__m512],
+) -> std::arch::x86_64::__m512 {
+    use std::arch::x86_64::*;
+    let sv = _mm512_mask_blend_ps(mask, _mm512_set1_ps(f32::NEG_INFINITY), s);
+    let bm = _mm512_reduce_max_ps(sv);
+    if bm > *m {
+        let a = _mm512_set1_ps((*m - bm).exp());
+        for r in o.iter_mut() {
+            *r = _mm512_mul_ps(*r, a);
+        }
+        *l = _mm512_mul_ps(*l, a);
+        *m = bm;
+    }
+    let e = _mm512_maskz_mov_ps(mask, exp16(_mm512_sub_ps(sv, _mm512_set1_ps(*m))));
+    *l = _mm512_add_ps(*l, e);
+    e
+}
+
 /// [`exp_approx`] on 16 lanes: [`exp8`] on each half.
 ///
 /// # Safety
@@ -1314,7 +1337,7 @@ unsafe fn exp8(x: std::arch::x86_64::__m256) -> std::arch::x86_64::__m256 {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
-pub(super) unsafe fn exp16(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512 {
+unsafe fn exp16(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512 {
     use std::arch::x86_64::*;
     let lo = exp8(_mm512_castps512_ps256(x));
     let hi = exp8(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(

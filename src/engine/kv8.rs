@@ -323,21 +323,7 @@ unsafe fn fused<'o, const N: usize, const R: usize>(
                 );
                 sc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), f, sc);
             }
-            let sv = _mm512_mask_blend_ps(mask, _mm512_set1_ps(f32::NEG_INFINITY), sc);
-            let bm = _mm512_reduce_max_ps(sv);
-            if bm > m[qi] {
-                let a = _mm512_set1_ps((m[qi] - bm).exp());
-                for r in o[qi].iter_mut() {
-                    *r = _mm512_mul_ps(*r, a);
-                }
-                l[qi] = _mm512_mul_ps(l[qi], a);
-                m[qi] = bm;
-            }
-            let e = _mm512_maskz_mov_ps(
-                mask,
-                super::cpu::exp16(_mm512_sub_ps(sv, _mm512_set1_ps(m[qi]))),
-            );
-            l[qi] = _mm512_add_ps(l[qi], e);
+            let e = super::cpu::softmax_block(sc, mask, &mut m[qi], &mut l[qi], &mut o[qi]);
             for s in 0..s_n {
                 _mm512_storeu_ps(
                     pw[qi][s].as_mut_ptr(),
