@@ -27,7 +27,7 @@
 use half::f16;
 
 use super::kernels::{matmul_many, Isa, QLinear};
-use super::kv8::{Kv8Head, Kv8Layer, SUB};
+use super::kv8::{queries, Kv8Head, Kv8Layer, Q8Query, SUB};
 use super::model::ModelConfig;
 use super::team::{par_chunks_mut, par_for, parallelism, with_team, SharedMut, Team};
 
@@ -243,8 +243,12 @@ impl CpuModel {
         // depends on the call's shape only, never on the thread count, so greedy output does
         // not change with the threads in use (see `Threads`).
         let base_tasks = cfg.n_head_kv * blocks;
+        // One-row calls (decode steps and verification rows) read the 8-bit copy when there is
+        // one, with the query heads rounded once for all tasks; prefill reads the f16 cache.
+        let q8 = layer.q8.as_ref().filter(|_| t == 1);
+        let q8q = q8.map_or_else(Vec::new, |_| queries(&q[..nq], hd, scale));
         let splits = if blocks == 1 {
-            let min = if layer.q8.is_some() && t == 1 {
+            let min = if q8.is_some() {
                 MIN_SPLIT_Q8
             } else {
                 MIN_SPLIT
@@ -283,9 +287,7 @@ impl CpuModel {
                 rows,
                 c0,
                 c1: c1.max(c0),
-                // One-row calls only (decode steps and verification rows): prefill reads
-                // the f16 cache, even for a task left with one row.
-                q8: layer.q8.as_ref().filter(|_| t == 1).map(|c| c.head(g)),
+                q8: q8.map(|c| (c.head(g), &q8q[g * n_rep..(g + 1) * n_rep])),
             };
             // SAFETY: the task writes split c's partials for rows r0..r0+rows of heads
             // head0..head0+n_rep only: disjoint `hd + 2`-wide slices of `parts`, which
@@ -500,8 +502,9 @@ struct AttnJob<'a> {
     c0: usize,
     /// See `c0`.
     c1: usize,
-    /// This KV head's 8-bit copy, which one-row tasks read when the CPU has AVX-512 VNNI.
-    q8: Option<Kv8Head<'a>>,
+    /// This KV head's 8-bit copy and its query heads rounded to 8 bits, which one-row tasks
+    /// read when the CPU has AVX-512 VNNI.
+    q8: Option<(Kv8Head<'a>, &'a [Q8Query])>,
 }
 
 impl AttnJob<'_> {
@@ -513,17 +516,12 @@ impl AttnJob<'_> {
             #[cfg(target_arch = "x86_64")]
             if simd && wide {
                 let mut out = out;
-                if let (Some(kv), 1) = (self.q8, self.rows) {
-                    let q0 = self.r0 * self.q_stride + self.head0 * self.hd;
-                    let q = &self.q[q0..q0 + self.n_rep * self.hd];
+                if let (Some((kv, qs)), 1) = (self.q8, self.rows) {
                     let mut o = |qi: usize| out(self.r0, self.head0 + qi);
                     // SAFETY: `wide` is set only for the AVX-512 VNNI kernels (AVX-512F, BW,
                     // VNNI; AVX2, FMA detected); c0 starts a block; the copy covers the cache.
-                    let done = unsafe {
-                        super::kv8::attend(
-                            q, self.n_rep, self.hd, self.scale, kv, self.c0, self.c1, &mut o,
-                        )
-                    };
+                    let done =
+                        unsafe { super::kv8::attend(qs, self.hd, kv, self.c0, self.c1, &mut o) };
                     if done {
                         return;
                     }

@@ -25,7 +25,7 @@ pub(crate) const SUB: usize = 32;
 const BLK: usize = 16;
 
 /// One layer's 8-bit keys and values (layout in the module docs).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Kv8Layer {
     /// Keys, `i8 + 128`, `[n_head_kv, nb, head_dim / 4, 16, 4]`.
     pub k: Vec<u8>,
@@ -49,16 +49,21 @@ pub(crate) struct Kv8Head<'a> {
     pub vs: &'a [f32],
 }
 
-/// Rounds `x` (32 values) to 8 bits: returns the scale (`max|x| / 127`, 0 for all zeros).
-pub(crate) fn quantize32(x: &[f32], q: &mut [i8]) -> f32 {
+/// Rounds `x` (32 values) to 8 bits: returns the scale (`max|x| / 127`, 0 for all zeros) and
+/// `sum(q)`. Rounds half away from zero on `x * 127 / max|x|`, as GGUF's `Q8_0` reference
+/// quantizer does. Not the activation quantizer (`kernels::act`, half to even on `x / scale`):
+/// trying it here moved a logit of the kernel-path test past its 1.5 bound (1.60), and the
+/// corpus fidelity run was measured with this rounding.
+pub(crate) fn quantize32(x: &[f32], q: &mut [i8]) -> (f32, i32) {
     debug_assert!(x.len() == SUB && q.len() == SUB);
     let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
-    let scale = amax / 127.0;
     let inv = if amax > 0.0 { 127.0 / amax } else { 0.0 };
+    let mut sum = 0;
     for (d, &v) in q.iter_mut().zip(x) {
         *d = (v * inv).round().clamp(-127.0, 127.0) as i8;
+        sum += *d as i32;
     }
-    scale
+    (amax / 127.0, sum)
 }
 
 impl Kv8Layer {
@@ -102,13 +107,13 @@ impl Kv8Layer {
         let mut q = [0i8; SUB];
         for sub in 0..s {
             let si = g * sn + (blk * s + sub) * BLK + lane;
-            self.ks[si] = quantize32(&key[sub * SUB..(sub + 1) * SUB], &mut q);
+            self.ks[si] = quantize32(&key[sub * SUB..(sub + 1) * SUB], &mut q).0;
             for (i, &x) in q.iter().enumerate() {
                 let d = sub * SUB + i;
                 self.k[g * kn + ((blk * hd / 4 + d / 4) * BLK + lane) * 4 + d % 4] =
                     (x as u8) ^ 0x80;
             }
-            self.vs[si] = quantize32(&val[sub * SUB..(sub + 1) * SUB], &mut q);
+            self.vs[si] = quantize32(&val[sub * SUB..(sub + 1) * SUB], &mut q).0;
             let row = g * kn + p * hd + sub * SUB;
             for (d, &x) in self.v[row..row + SUB].iter_mut().zip(&q) {
                 *d = x;
@@ -156,18 +161,17 @@ impl Kv8Layer {
 }
 
 /// One query head rounded to 8 bits per 32 values: `q4[d / 4]` packs dimensions `d..d + 4`,
-/// `scale[s]` and `corr[s] = 128 * sum(q)` per 32 (the offset of the `u8` keys).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-struct Q8Query {
+/// `scale[s]` and `corr[s] = 128 * sum(q)` per 32 (the offset of the `u8` keys). Made once
+/// per attention call for every head (`CpuModel::attention`), shared by the call's tasks.
+pub(crate) struct Q8Query {
     q4: [i32; 32],
     scale: [f32; 4],
     corr: [i32; 4],
 }
 
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 impl Q8Query {
     /// `q * mul` (head_dim values, at most 128) rounded.
-    fn new(q: &[f32], mul: f32) -> Self {
+    pub(crate) fn new(q: &[f32], mul: f32) -> Self {
         let mut out = Q8Query {
             q4: [0; 32],
             scale: [0.0; 4],
@@ -179,8 +183,9 @@ impl Q8Query {
             for (d, &v) in x.iter_mut().zip(chunk) {
                 *d = v * mul;
             }
-            out.scale[s] = quantize32(&x, &mut b);
-            out.corr[s] = 128 * b.iter().map(|&v| v as i32).sum::<i32>();
+            let (scale, sum) = quantize32(&x, &mut b);
+            out.scale[s] = scale;
+            out.corr[s] = 128 * sum;
             for (i, w) in b.chunks_exact(4).enumerate() {
                 out.q4[s * 8 + i] =
                     i32::from_le_bytes([w[0] as u8, w[1] as u8, w[2] as u8, w[3] as u8]);
@@ -190,7 +195,12 @@ impl Q8Query {
     }
 }
 
-/// One-row attention of `n_rep` query heads (`q`: `[n_rep, hd]`, times `scale`) over positions
+/// The query heads of `q` (`[heads, hd]`) times `scale`, rounded: one [`Q8Query`] each.
+pub(crate) fn queries(q: &[f32], hd: usize, scale: f32) -> Vec<Q8Query> {
+    q.chunks_exact(hd).map(|h| Q8Query::new(h, scale)).collect()
+}
+
+/// One-row attention of `n_rep` query heads (`qs`: their rounded, scaled queries) over positions
 /// `c0..c1` of one KV head's 8-bit copy: writes per head, into `out(head)`, the unnormalized
 /// output (`hd` values), the scores' maximum and the sum of `e^(s - max)` (the split-K partials
 /// of `CpuModel::attention`). Returns false, doing nothing, for shapes it has no instance for
@@ -202,10 +212,8 @@ impl Q8Query {
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn attend<'o>(
-    q: &[f32],
-    n_rep: usize,
+    qs: &[Q8Query],
     hd: usize,
-    scale: f32,
     kv: Kv8Head<'_>,
     c0: usize,
     c1: usize,
@@ -213,10 +221,10 @@ pub(crate) unsafe fn attend<'o>(
 ) -> bool {
     macro_rules! go {
         ($n:literal, $r:literal) => {
-            fused::<$n, $r>(q, scale, kv, c0, c1, out)
+            fused::<$n, $r>(qs, kv, c0, c1, out)
         };
     }
-    super::one_row_shapes!(n_rep, hd, go);
+    super::one_row_shapes!(qs.len(), hd, go);
     true
 }
 
@@ -240,8 +248,7 @@ const AHEAD: usize = 3;
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
 #[allow(clippy::needless_range_loop)] // indexes run over several arrays at once
 unsafe fn fused<'o, const N: usize, const R: usize>(
-    q: &[f32],
-    scale: f32,
+    qs: &[Q8Query],
     kv: Kv8Head<'_>,
     c0: usize,
     c1: usize,
@@ -255,7 +262,7 @@ unsafe fn fused<'o, const N: usize, const R: usize>(
     let n = c1 - c0;
     let nb = n.div_ceil(BLK);
     debug_assert!(kv.k.len() >= (c0 + nb * BLK) * hd && kv.v.len() >= c1 * hd);
-    let qs: [Q8Query; N] = std::array::from_fn(|i| Q8Query::new(&q[i * hd..(i + 1) * hd], scale));
+    debug_assert_eq!(qs.len(), N);
     let kp = kv.k.as_ptr().add(c0 * hd);
     let ksp = kv.ks.as_ptr().add(c0 * s_n);
     let vp = kv.v.as_ptr().add(c0 * hd);
@@ -363,18 +370,15 @@ unsafe fn fused<'o, const N: usize, const R: usize>(
 #[cfg(test)]
 #[allow(clippy::needless_range_loop)] // d indexes the output and two cache arrays
 pub(crate) fn attend_ref(
-    q: &[f32],
-    n_rep: usize,
+    qs: &[Q8Query],
     hd: usize,
-    scale: f32,
     kv: Kv8Head<'_>,
     c0: usize,
     c1: usize,
 ) -> Vec<Vec<f32>> {
     let s_n = hd / SUB;
     let mut res = Vec::new();
-    for qi in 0..n_rep {
-        let qq = Q8Query::new(&q[qi * hd..(qi + 1) * hd], scale);
+    for qq in qs {
         let scores: Vec<f32> = (c0..c1)
             .map(|p| {
                 let (blk, lane) = (p / BLK, p % BLK);
@@ -418,14 +422,15 @@ mod tests {
     fn quantize32_rounds_to_the_scale_and_keeps_zeros() {
         let x: Vec<f32> = (0..32).map(|i| (i as f32 - 15.5) * 0.25).collect();
         let mut q = [0i8; 32];
-        let s = quantize32(&x, &mut q);
+        let (s, sum) = quantize32(&x, &mut q);
+        assert_eq!(sum, q.iter().map(|&v| v as i32).sum::<i32>());
         assert_eq!(s, 3.875 / 127.0);
         assert_eq!(q[0], -127);
         assert_eq!(q[31], 127);
         for (a, &b) in x.iter().zip(&q) {
             assert!((a - s * b as f32).abs() <= s / 2.0 + 1e-6);
         }
-        assert_eq!(quantize32(&[0.0; 32], &mut q), 0.0);
+        assert_eq!(quantize32(&[0.0; 32], &mut q), (0.0, 0));
         assert!(q.iter().all(|&v| v == 0));
     }
 
@@ -515,7 +520,7 @@ mod kernel_tests {
         ] {
             let ctx = 120;
             let (c, q, _) = case(n_rep, hd, ctx, (n_rep * hd) as u32);
-            let scale = 1.0 / (hd as f32).sqrt();
+            let qs = queries(&q, hd, 1.0 / (hd as f32).sqrt());
             for (c0, c1) in [
                 (0, 1),
                 (0, 16),
@@ -529,9 +534,9 @@ mod kernel_tests {
                 let mut rows: Vec<&mut [f32]> = flat.chunks_mut(hd + 2).collect();
                 let mut out = |qi: usize| std::mem::take(&mut rows[qi]);
                 // SAFETY: AVX-512 VNNI checked above; c0 starts a block; c1 <= ctx.
-                let done = unsafe { attend(&q, n_rep, hd, scale, c.head(0), c0, c1, &mut out) };
+                let done = unsafe { attend(&qs, hd, c.head(0), c0, c1, &mut out) };
                 assert!(done, "no instance for {n_rep} x {hd}");
-                let want = attend_ref(&q, n_rep, hd, scale, c.head(0), c0, c1);
+                let want = attend_ref(&qs, hd, c.head(0), c0, c1);
                 for (g, w) in flat.chunks(hd + 2).zip(&want) {
                     if c1 == c0 {
                         assert_eq!(g[hd + 1], 0.0);
@@ -567,7 +572,8 @@ mod kernel_tests {
         let (n_rep, hd, ctx) = (3, 64, 300);
         let (c, q, raw) = case(n_rep, hd, ctx, 9);
         let scale = 1.0 / (hd as f32).sqrt();
-        let got = attend_ref(&q, n_rep, hd, scale, c.head(0), 0, ctx);
+        let qs = queries(&q, hd, scale);
+        let got = attend_ref(&qs, hd, c.head(0), 0, ctx);
         for qi in 0..n_rep {
             let qq = &q[qi * hd..(qi + 1) * hd];
             let s: Vec<f32> = raw

@@ -38,6 +38,17 @@ macro_rules! one_row_shapes {
 }
 use one_row_shapes;
 
+/// Whether the one-row attention kernels have an instance for `n_rep` query heads per KV head
+/// of `head_dim` (see `one_row_shapes`).
+fn has_one_row_kernel(n_rep: usize, head_dim: usize) -> bool {
+    macro_rules! yes {
+        ($n:literal, $r:literal) => {
+            return true
+        };
+    }
+    one_row_shapes!(n_rep, head_dim, yes)
+}
+
 mod cpu;
 pub mod hugepages;
 pub mod kernels;

@@ -461,9 +461,9 @@ impl Transformer {
         let mut model = model;
         model.kv8 = opts.kv_decode == KvDecode::Q8
             && model.cpu.as_ref().is_some_and(|c| c.wide)
-            && matches!(
-                (model.cfg.head_dim, model.cfg.n_head / model.cfg.n_head_kv),
-                (64 | 128, 1..=8) | (32, 1..=4)
+            && super::has_one_row_kernel(
+                model.cfg.n_head / model.cfg.n_head_kv,
+                model.cfg.head_dim,
             );
         let huge = model.huge_pages();
         tracing::debug!(bytes = huge, "weights on huge pages");
