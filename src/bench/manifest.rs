@@ -3,8 +3,10 @@
 //!
 //! Format (tests/corpus/README.md): plain tab-separated values, no quoting (many `must_keep`
 //! strings start with `"`), a header row, then `file, kind, bytes, source, license, intent,
-//! must_keep, notes, sha256`. `must_keep` strings are joined by ` || `; a literal `\t` in one
-//! means a tab. `sha256` is a prefix (16 hex digits in the repo copy) of the file's SHA-256.
+//! must_keep, notes, sha256`, and optionally `split` (`dev` or `holdout`: the dev corpus,
+//! tests/devcorpus/README.md). `must_keep` strings are joined by ` || `; a literal `\t` in one
+//! means a tab. `sha256` is a prefix (16 hex digits in the repo copy, all 64 in the dev corpus) of
+//! the file's SHA-256.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +31,25 @@ pub struct ManifestRow {
     pub must_keep: Vec<String>,
     /// Hex prefix of the file's SHA-256 (may be empty).
     pub sha256: String,
+    /// The split the file belongs to (`dev`, `holdout`; empty when the manifest has none).
+    /// Holdout files are reported only through totals ([`HOLDOUT`]).
+    pub split: String,
+}
+
+/// The split whose files are looked at only through the benchmark's totals: no per-file row,
+/// score or text of it is printed or written.
+pub const HOLDOUT: &str = "holdout";
+
+impl ManifestRow {
+    /// A row is labelled when it has `must_keep` strings; the bench skips unlabelled rows.
+    pub fn is_labelled(&self) -> bool {
+        !self.must_keep.is_empty()
+    }
+
+    /// True for a [`HOLDOUT`] row.
+    pub fn is_holdout(&self) -> bool {
+        self.split == HOLDOUT
+    }
 }
 
 /// Errors reading a manifest or a corpus file.
@@ -107,6 +128,7 @@ pub fn parse(text: &str) -> Result<Vec<ManifestRow>, ManifestError> {
             intent: f[5].to_string(),
             must_keep,
             sha256: f.get(8).map(|s| s.trim().to_string()).unwrap_or_default(),
+            split: f.get(9).map(|s| s.trim().to_string()).unwrap_or_default(),
         });
     }
     Ok(rows)
@@ -145,13 +167,85 @@ pub fn read_checked(corpus: &Path, row: &ManifestRow) -> Result<Vec<u8>, Manifes
     Ok(bytes)
 }
 
-/// The tool name an agent would have called for an output of this kind (sent as `tool`):
-/// command output is `Bash`, files read from disk are `Read`, a web page is `WebFetch`.
+/// The tool name an agent would have called for an output of this kind (sent as `tool`), chosen
+/// by the kind's family, read from the words of its snake_case name (kinds are free-form: the
+/// shared corpus uses `log`, `ci`, ...; the dev corpus `zeek_log_tsv`, `github_api_replay_txt`):
+/// - `mcp_*`: the text block of an MCP tool result, `mcp__api__call` (Claude Code's
+///   `mcp__<server>__<tool>` naming);
+/// - fetched over HTTP (web pages, API responses and recordings, feeds, API specs, GraphQL,
+///   Prometheus scrapes): `WebFetch`;
+/// - printed by a command (test runners and their reports, CI, build tools, linters, auditors,
+///   VCS, network device and system CLIs, terminal transcripts and recordings): `Bash`;
+/// - anything else is a file read from disk (logs, datasets, notebooks, SBOMs, templates,
+///   lockfiles, catalogues, crash reports, traces): `Read`.
 pub fn tool_for_kind(kind: &str) -> &'static str {
-    match kind {
-        "ci" | "test" | "listing" | "shell" | "kubectl" => "Bash",
-        "html" => "WebFetch",
-        _ => "Read",
+    const WEB: &[&str] = &[
+        "html",
+        "har",
+        "http",
+        "api",
+        "cassette",
+        "replay",
+        "feed",
+        "atom",
+        "rss",
+        "sitemap",
+        "discovery",
+        "openapi",
+        "swagger",
+        "graphql",
+        "metrics",
+    ];
+    const SHELL: &[&str] = &[
+        "ci",
+        "test",
+        "tests",
+        "listing",
+        "shell",
+        "kubectl",
+        "junit",
+        "tap",
+        "cucumber",
+        "playwright",
+        "ava",
+        "bazel",
+        "cargo",
+        "clippy",
+        "lint",
+        "audit",
+        "safety",
+        "git",
+        "hg",
+        "diff",
+        "transcript",
+        "show",
+        "nmap",
+        "valgrind",
+        "ss",
+        "nft",
+        "journalctl",
+        "stackwalk",
+        "dump",
+        "mysqldump",
+        "explain",
+        "cov",
+        "cast",
+        "terminal",
+    ];
+    let lower = kind.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |set: &[&str]| words.iter().any(|w| set.contains(w));
+    if words.first() == Some(&"mcp") {
+        "mcp__api__call"
+    } else if has(WEB) {
+        "WebFetch"
+    } else if has(SHELL) {
+        "Bash"
+    } else {
+        "Read"
     }
 }
 
@@ -196,6 +290,43 @@ mod tests {
             assert!(!r.must_keep.is_empty(), "{}", r.file);
             let b = read_checked(&corpus, r).unwrap();
             assert_eq!(b.len() as u64, r.bytes, "{}", r.file);
+        }
+    }
+
+    #[test]
+    fn split_column_is_optional() {
+        let rows =
+            parse("a\tlog\t1\ts\tl\ti\tx\t\tab\tholdout\nb\tlog\t1\ts\tl\t\t\t\t\t\n").unwrap();
+        assert_eq!(rows[0].split, "holdout");
+        assert!(rows[0].is_holdout() && rows[0].is_labelled());
+        assert_eq!(rows[1].split, "");
+        assert!(!rows[1].is_holdout() && !rows[1].is_labelled());
+    }
+
+    #[test]
+    fn tools_follow_the_kind_family() {
+        for (kind, tool) in [
+            ("log", "Read"),
+            ("ci", "Bash"),
+            ("test", "Bash"),
+            ("kubectl", "Bash"),
+            ("html", "WebFetch"),
+            ("json", "Read"),
+            ("sql", "Read"),
+            ("mcp_gitlab_api_response_json", "mcp__api__call"),
+            ("html_page", "WebFetch"),
+            ("reddit_api_cassette_json", "WebFetch"),
+            ("prometheus_metrics_text", "WebFetch"),
+            ("junit_xml", "Bash"),
+            ("cargo_clippy_json", "Bash"),
+            ("network_show_interfaces", "Bash"),
+            ("mysql_explain_json_transcript", "Bash"),
+            ("zeek_log_tsv", "Read"),
+            ("jupyter_notebook", "Read"),
+            ("sbom_cyclonedx_xml", "Read"),
+            ("Git_Diff", "Bash"),
+        ] {
+            assert_eq!(tool_for_kind(kind), tool, "{kind}");
         }
     }
 
