@@ -21,6 +21,7 @@ Commands:
   merge-labels LABELS_IN.tsv... [--out LABELS.tsv]
         merge labellers' files (file, intent, must_keep, notes) into LABELS.tsv, in SOURCES order.
   stats                               files, groups and kinds per split.
+  licenses                            the README's LICENSES table (package, version, SPDX, upstream).
   selftest                            this tool's own tests (tiny in-memory archives, no network)
         plus the committed SOURCES.tsv / LABELS.tsv consistency checks.
 
@@ -286,6 +287,27 @@ def print_stats(rows):
         print("  kinds: " + ", ".join(f"{k}" + (f"x{n}" if n > 1 else "") for k, n in sorted(kinds.items())))
     both = {r["kind"] for r in rows if r["split"] == "dev"} & {r["kind"] for r in rows if r["split"] == "holdout"}
     print(f"kinds on both sides: {len(both)}")
+
+
+def licence_table(rows):
+    """The README's LICENSES table: one line per package version."""
+    pk = OrderedDict()
+    for r in sorted(rows, key=lambda r: (r["registry"], r["package"].lower(), r["version"])):
+        k = (r["registry"], r["package"], r["version"])
+        pk.setdefault(k, {"license": set(), "upstream": set(), "files": []})
+        pk[k]["license"].add(r["license"])
+        pk[k]["upstream"].add(r["upstream"])
+        pk[k]["files"].append(r["file"])
+    out = ["| registry | package | version | SPDX | upstream | files |", "|---|---|---|---|---|---|"]
+    for (reg, name, ver), v in pk.items():
+        out.append(f"| {reg} | {name} | {ver} | {' / '.join(sorted(v['license']))} | "
+                   f"{' / '.join(sorted(v['upstream']))} | {', '.join(v['files'])} |")
+    return "\n".join(out)
+
+
+def cmd_licenses(args):
+    print(licence_table(load_sources(args.sources)))
+    return 0
 
 
 def cmd_stats(args):
@@ -859,6 +881,12 @@ def _selftest():
                 self.assertGreaterEqual(len(kinds), 10, s)
             hold = sum(r["split"] == "holdout" for r in rows) / len(rows)
             self.assertTrue(0.3 <= hold <= 0.45, hold)
+            readme = os.path.join(os.path.dirname(SOURCES), "README.md")
+            if os.path.exists(readme):
+                with open(readme, encoding="utf-8") as f:
+                    text = f.read()
+                self.assertIn(licence_table(rows), text,
+                              "README.md's LICENSES table is stale: paste `devcorpus.py licenses`")
             labels = load_labels(LABELS)
             names = {r["file"] for r in rows}
             for f, lab in labels.items():
@@ -896,11 +924,12 @@ def main(argv=None):
     m.add_argument("inputs", nargs="+")
     m.add_argument("--out", default=LABELS)
     sub.add_parser("stats")
+    sub.add_parser("licenses")
     sub.add_parser("selftest")
     args = ap.parse_args(argv)
     try:
         return {"fetch": cmd_fetch, "check": cmd_check, "split": cmd_split, "stats": cmd_stats,
-                "merge-labels": cmd_merge_labels, "selftest": lambda a: _selftest()}[args.cmd](args)
+                "merge-labels": cmd_merge_labels, "licenses": cmd_licenses, "selftest": lambda a: _selftest()}[args.cmd](args)
     except Failure as e:
         say(f"ERROR: {e}")
         return 1
