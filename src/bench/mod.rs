@@ -703,7 +703,7 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
         written: Vec::new(),
     };
     rep.markdown = report::markdown(&rep);
-    rep.totals_line = if sets::reported_by_set(&rep.sets) {
+    rep.totals_line = if sets::reported_by_set(rep.corpora.len(), &rep.sets) {
         sets::totals_lines(&rep.sets)
     } else {
         report::totals_line(&rep.totals)

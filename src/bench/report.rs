@@ -201,7 +201,7 @@ pub fn markdown(rep: &BenchReport) -> String {
          omission and shown/omitted lines and L<n> line references excluded; the input's own byte \
          and line counts accepted); recall total = kept/all must_keep strings\n\n",
     );
-    let by_set = super::sets::reported_by_set(&rep.sets);
+    let by_set = super::sets::reported_by_set(rep.corpora.len(), &rep.sets);
     if by_set {
         s.push_str(&super::sets::markdown(&rep.sets));
         s.push_str("\n## Per file (holdout files excluded)\n\n");

@@ -115,9 +115,9 @@ pub fn totals_by_set(
         .collect()
 }
 
-/// True when the report needs per-set totals: more than one set, or a holdout set.
-pub fn reported_by_set(sets: &[SetTotals]) -> bool {
-    sets.len() > 1 || sets.iter().any(|s| s.holdout)
+/// True when the report needs per-set totals: more than one corpus or set, or a holdout set.
+pub fn reported_by_set(corpora: usize, sets: &[SetTotals]) -> bool {
+    corpora > 1 || sets.len() > 1 || sets.iter().any(|s| s.holdout)
 }
 
 /// One line per set: `[set] system: recall=R invented=N p50_s=S p95_s=S out_tok=T
@@ -387,7 +387,8 @@ mod tests {
         assert_eq!((t.system.as_str(), t.kept, t.must_keep), ("toolsum", 2, 4));
         assert_eq!((t.output_tokens, t.output_tokens_max), (16, 9));
         assert_eq!(sets[1].totals[1].system, "head+tail");
-        assert!(reported_by_set(&sets));
+        assert!(reported_by_set(1, &sets));
+        assert!(!reported_by_set(1, &sets[..1]) && reported_by_set(2, &sets[..1]));
         let lines = totals_lines(&sets);
         assert_eq!(lines.lines().count(), 2);
         assert!(lines.starts_with(
