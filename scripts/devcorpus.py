@@ -180,8 +180,16 @@ def load_labels(path=LABELS):
 
 
 def must_keep_list(field):
-    """The must_keep strings of a field, as the bench reads them (a literal \\t is a tab)."""
-    return [s.replace("\\t", "\t") for s in field.split(MUST_KEEP_SEPARATOR) if s.strip()]
+    """The must_keep strings of a field as written (a literal \\t not yet read as a tab)."""
+    return [s for s in field.split(MUST_KEEP_SEPARATOR) if s.strip()]
+
+
+def readings(m):
+    """What a must_keep string may mean: `\\t` as a tab (the manifest's convention), else
+    literally (a Windows path like c:\\test); the bench takes the one its input holds
+    (src/bench/manifest.rs resolve_tabs)."""
+    tab = m.replace("\\t", "\t")
+    return [tab] if tab == m else [tab, m]
 
 
 def group_of(row):
@@ -626,12 +634,12 @@ def check_row(data, must_keep):
     missing, legacy = [], {}
     cache = {}
     for m in must_keep:
-        want = collapse(m)
+        wants = [collapse(r) for r in readings(m)]
         found = None
         for enc, text in texts_of(data):
             if enc not in cache:
                 cache[enc] = collapse(text)
-            if want in cache[enc]:
+            if any(w in cache[enc] for w in wants):
                 found = enc
                 break
         if found is None:
@@ -833,6 +841,9 @@ def _selftest():
                 f.write("alpha  beta\ngamma\tdelta\n".encode("utf-16"))
             missing, legacy = check_row(open(path, "rb").read(), ["alpha beta", "gamma delta", "zeta"])
             self.assertEqual(missing, ["zeta"])
+            # \t is a tab, unless only the literal text occurs (a Windows path).
+            self.assertEqual(check_row(b"a\tb c:\\test x", ["a\\tb", "c:\\test", "a\\tc"])[0],
+                             ["a\\tc"])
             self.assertEqual(legacy, {"alpha beta": "utf-16", "gamma delta": "utf-16"})
             man = [{"file": "f.txt", "intent": "", "must_keep": "alpha beta || ab", "split": "dev"}]
             probs, _ = check_labels(self.d, man, {"f.txt": {}, "g.txt": {}})

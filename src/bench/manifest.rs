@@ -5,7 +5,7 @@
 //! strings start with `"`), a header row, then `file, kind, bytes, source, license, intent,
 //! must_keep, notes, sha256`, and optionally `split` (`dev` or `holdout`: the dev corpus,
 //! tests/devcorpus/README.md). `must_keep` strings are joined by ` || `; a literal `\t` in one
-//! means a tab. `sha256` is a prefix (16 hex digits in the repo copy, all 64 in the dev corpus) of
+//! means a tab, unless only its literal reading occurs in the input ([`ManifestRow::resolve_tabs`]). `sha256` is a prefix (16 hex digits in the repo copy, all 64 in the dev corpus) of
 //! the file's SHA-256.
 
 use std::path::{Path, PathBuf};
@@ -29,6 +29,9 @@ pub struct ManifestRow {
     pub intent: String,
     /// Exact substrings a faithful summary keeps (literal `\t` already turned into a tab).
     pub must_keep: Vec<String>,
+    /// The same strings as written in the manifest (`\t` not turned into a tab), for
+    /// [`ManifestRow::resolve_tabs`].
+    pub must_keep_as_written: Vec<String>,
     /// Hex prefix of the file's SHA-256 (may be empty).
     pub sha256: String,
     /// The split the file belongs to (`dev`, `holdout`; empty when the manifest has none).
@@ -44,6 +47,22 @@ impl ManifestRow {
     /// A row is labelled when it has `must_keep` strings; the bench skips unlabelled rows.
     pub fn is_labelled(&self) -> bool {
         !self.must_keep.is_empty()
+    }
+
+    /// Settles what each `\t` of a `must_keep` string meant, against the input it was copied
+    /// from (`collapsed_input`: the input after [`super::score::collapse`]): a string whose
+    /// tab reading does not occur there but whose literal reading does (a Windows path such as
+    /// `c:\test_app.exe`) keeps its literal text. Other strings are left as parsed.
+    pub fn resolve_tabs(&mut self, collapsed_input: &str) {
+        use super::score::collapse;
+        for (m, raw) in self.must_keep.iter_mut().zip(&self.must_keep_as_written) {
+            if m != raw
+                && !collapsed_input.contains(&collapse(m))
+                && collapsed_input.contains(&collapse(raw))
+            {
+                *m = raw.clone();
+            }
+        }
     }
 
     /// True for a [`HOLDOUT`] row.
@@ -116,10 +135,14 @@ pub fn parse(text: &str) -> Result<Vec<ManifestRow>, ManifestError> {
             line: i + 1,
             value: f[2].to_string(),
         })?;
-        let must_keep = f[6]
+        let must_keep_as_written: Vec<String> = f[6]
             .split(MUST_KEEP_SEPARATOR)
-            .map(|s| s.replace("\\t", "\t"))
             .filter(|s| !s.trim().is_empty())
+            .map(str::to_string)
+            .collect();
+        let must_keep = must_keep_as_written
+            .iter()
+            .map(|s| s.replace("\\t", "\t"))
             .collect();
         rows.push(ManifestRow {
             file: f[0].to_string(),
@@ -127,6 +150,7 @@ pub fn parse(text: &str) -> Result<Vec<ManifestRow>, ManifestError> {
             bytes,
             intent: f[5].to_string(),
             must_keep,
+            must_keep_as_written,
             sha256: f.get(8).map(|s| s.trim().to_string()).unwrap_or_default(),
             split: f.get(9).map(|s| s.trim().to_string()).unwrap_or_default(),
         });
@@ -291,6 +315,18 @@ mod tests {
             let b = read_checked(&corpus, r).unwrap();
             assert_eq!(b.len() as u64, r.bytes, "{}", r.file);
         }
+    }
+
+    #[test]
+    fn a_literal_backslash_t_is_kept_when_the_input_has_it() {
+        let mut row = parse("f\tlog\t1\ts\tl\ti\tpath c:\\test_app.exe || a\\tb\n")
+            .unwrap()
+            .remove(0);
+        assert_eq!(row.must_keep, ["path c:\test_app.exe", "a\tb"]);
+        row.resolve_tabs(&crate::bench::score::collapse(
+            "the path c:\\test_app.exe and a b",
+        ));
+        assert_eq!(row.must_keep, ["path c:\\test_app.exe", "a\tb"]);
     }
 
     #[test]

@@ -372,13 +372,14 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
 
     let mut inputs = Vec::new();
     let mut corpus_files = vec![0usize; corpora.len()];
-    for (ci, row) in rows {
+    for (ci, mut row) in rows {
         corpus_files[ci] += 1;
         let set = sets::set_name(&corpora[ci].name, &row);
         let bytes = manifest::read_checked(&corpora[ci].dir, &row)?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let tokens = tokenizer.count(&text);
         let collapsed = score::collapse(&text);
+        row.resolve_tabs(&collapsed);
         inputs.push(Input {
             row,
             corpus: ci,

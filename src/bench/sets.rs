@@ -262,6 +262,7 @@ mod tests {
             bytes: 1,
             intent: "i".into(),
             must_keep: if labelled { vec!["x".into()] } else { vec![] },
+            must_keep_as_written: if labelled { vec!["x".into()] } else { vec![] },
             sha256: String::new(),
             split: split.into(),
         }
