@@ -14,7 +14,7 @@ use crate::backend::{Narrator, TokenCounter};
 use super::binary;
 use super::clean::clean;
 use super::preview;
-use super::response::{binary_footer, compose, footer, response, unsaved_footer};
+use super::response::{binary_footer, compose, footer, response, unsaved_footer, window_footer};
 use super::save::{self, thousands};
 use super::summarize::{summarize, SummaryBudget, SummaryInput};
 use super::{GuardError, GuardRequest, GuardResponse, Limits, ResultKind, SavedFile, TokenStats};
@@ -56,6 +56,8 @@ pub struct SummaryJob {
     started: Instant,
     /// Time spent counting tokens (ms).
     count_ms: f64,
+    /// The content is a window of the saved file (a read-back), not the whole file.
+    window: bool,
 }
 
 fn ms(since: Instant) -> f64 {
@@ -198,8 +200,21 @@ pub fn prepare(
         deadline: req.deadline,
         started,
         count_ms,
+        window: false,
     };
-    match save::save(&req.session_dir, &job.tool, bytes, ext, media) {
+    let source = req.source.clone().or_else(|| {
+        req.args
+            .as_ref()
+            .and_then(|a| super::reread::saved_source(a, &req.session_dir))
+    });
+    let saved = match source {
+        Some(f) => {
+            job.window = f.bytes != bytes.len() as u64;
+            Ok(f)
+        }
+        None => save::save(&req.session_dir, &job.tool, bytes, ext, media),
+    };
+    match saved {
         Ok(f) => job.saved.push(f),
         Err(e) if e.is_request_error() => return Err(e),
         Err(e) => {
@@ -234,7 +249,7 @@ pub fn prepare(
                     thousands(tokens as u64),
                     thousands(limits.preview_chars as u64)
                 );
-                let f = footer(job.full());
+                let f = job.pointer();
                 let mut r = job.preview_response(&header, &f, reason);
                 r.tokens.output = count_output(&r.text, counter);
                 r
@@ -250,6 +265,15 @@ pub fn prepare(
 pub const DIGEST_MAX_BYTES: usize = 16 << 20;
 
 impl SummaryJob {
+    /// The pointer line to the saved file: [`footer`], or [`window_footer`] for a read-back.
+    fn pointer(&self) -> String {
+        if self.window {
+            window_footer(self.full())
+        } else {
+            footer(self.full())
+        }
+    }
+
     /// The saved full result (the last saved file).
     fn full(&self) -> &SavedFile {
         self.saved
@@ -290,7 +314,7 @@ impl SummaryJob {
                 .unwrap_or_else(|| "empty_summary: the summary step returned nothing".into());
             return self.fallback(Some(counter), &reason);
         }
-        let text = compose(&summary.text, &footer(self.full()));
+        let text = compose(&summary.text, &self.pointer());
         let mut r = response(ResultKind::Summary, text, Vec::new());
         r.tokens = TokenStats {
             input: self.input_tokens,
@@ -326,7 +350,7 @@ impl SummaryJob {
             "[Summary unavailable ({reason}); showing the first and last {} characters of the output.]",
             thousands(self.limits.preview_chars as u64)
         );
-        let f = footer(self.full());
+        let f = self.pointer();
         let mut r = self.preview_response(&header, &f, reason.to_string());
         r.tokens.output = r.text.len();
         r
@@ -343,19 +367,19 @@ impl SummaryJob {
                 thousands(self.text.len() as u64),
                 thousands(self.limits.preview_chars as u64)
             );
-            let f = footer(self.full());
+            let f = self.pointer();
             let mut r = self.preview_response(&h, &f, reason);
             r.tokens.output = counter.count(&r.text);
             return r;
         }
         let summary = self.summarize(counter, None, None);
         if summary.text.trim().is_empty() {
-            let f = footer(self.full());
+            let f = self.pointer();
             let mut r = self.preview_response(header, &f, reason);
             r.tokens.output = counter.count(&r.text);
             return r;
         }
-        let text = compose(&format!("{header}\n{}", summary.text), &footer(self.full()));
+        let text = compose(&format!("{header}\n{}", summary.text), &self.pointer());
         let mut r = response(ResultKind::Preview, text, Vec::new());
         r.tokens = TokenStats {
             input: self.input_tokens,
@@ -493,6 +517,7 @@ mod tests {
             limits: Limits::default(),
             keep_binary_inline: false,
             deadline: None,
+            source: None,
         }
     }
 
