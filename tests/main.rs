@@ -3,5 +3,6 @@ mod bench;
 mod daemon;
 mod engine;
 mod faults;
+mod hooks;
 mod tokenizer;
 mod util;

@@ -202,14 +202,19 @@ pub fn prepare(
         count_ms,
         window: false,
     };
-    let source = req.source.clone().or_else(|| {
-        req.args
+    // Already saved: the caller's copy (a whole file unless sizes differ), or a saved file the
+    // call read back (always pointed at as a read-back, so the agent reads a window next).
+    let source = match req.source.clone() {
+        Some(f) => Some((f.bytes != bytes.len() as u64, f)),
+        None => req
+            .args
             .as_ref()
             .and_then(|a| super::reread::saved_source(a, &req.session_dir))
-    });
+            .map(|f| (true, f)),
+    };
     let saved = match source {
-        Some(f) => {
-            job.window = f.bytes != bytes.len() as u64;
+        Some((window, f)) => {
+            job.window = window;
             Ok(f)
         }
         None => save::save(&req.session_dir, &job.tool, bytes, ext, media),
@@ -564,6 +569,49 @@ mod tests {
         // Without a counter, bytes are the bound: still within the limit here.
         let r = done(prepare(req(d.path(), content), None).unwrap());
         assert_eq!(r.kind, ResultKind::Passthrough);
+    }
+
+    #[test]
+    fn a_saved_file_read_back_is_not_saved_again() {
+        let d = tempfile::tempdir().unwrap();
+        let log = big_log(3_000);
+        let first = guard(req(d.path(), log.clone()), Some(&QuarterCounter), None).unwrap();
+        let saved = first.saved.last().unwrap().clone();
+        let abs = d.path().join(&saved.path);
+        let count = || {
+            std::fs::read_dir(d.path().join("long_responses"))
+                .unwrap()
+                .count()
+        };
+        assert_eq!(count(), 1);
+        // A window over the limit: summarized, pointing at the same file, nothing saved.
+        let window: String = log.lines().take(2_500).map(|l| format!("{l}\n")).collect();
+        let mut rq = req(d.path(), window);
+        rq.tool = "Read".into();
+        rq.args = Some(serde_json::json!({"file_path": abs, "offset": 1, "limit": 2500}));
+        let r = guard(rq, Some(&QuarterCounter), None).unwrap();
+        assert_eq!(count(), 1, "not saved again");
+        assert_eq!(r.saved.last(), Some(&saved));
+        assert!(
+            r.text
+                .contains(&format!("read from the saved file {} (", saved.path)),
+            "{}",
+            r.text
+        );
+        assert!(r.text.contains("it was not saved again"));
+        // A small window passes through, as any small result.
+        let mut rq = req(d.path(), "line 1\nline 2\n");
+        rq.args = Some(serde_json::json!({"command": format!("sed -n 1,2p {}", abs.display())}));
+        let r = guard(rq, Some(&QuarterCounter), None).unwrap();
+        assert_eq!(r.kind, ResultKind::Passthrough);
+        // The caller's own copy of the same bytes (a dead daemon's save): the usual pointer.
+        let mut rq = req(d.path(), log);
+        rq.source = Some(saved.clone());
+        let r = guard(rq, Some(&QuarterCounter), None).unwrap();
+        assert_eq!(count(), 1);
+        assert!(r
+            .text
+            .contains(&format!("Full response saved to: {} (", saved.path)));
     }
 
     #[test]

@@ -23,7 +23,10 @@
 
 use serde_json::{json, Value};
 
-use super::{changed, common_call, mcp_blocks, mcp_blocks_input, HookContext, MAX_PAYLOAD_BYTES};
+use super::{
+    blocks_to_text, changed, common_call, mcp_blocks, mcp_blocks_input, HookContext,
+    MAX_PAYLOAD_BYTES,
+};
 
 /// The event this hook answers.
 pub const EVENT: &str = "PostToolUse";
@@ -150,7 +153,9 @@ fn mcp(
     if !changed(&r, &input) {
         return Ok(None);
     }
-    Ok(Some(json!([{"type": "text", "text": r.text}])))
+    Ok(Some(
+        json!([{"type": "text", "text": blocks_to_text(&r.text)}]),
+    ))
 }
 
 /// JSON-pointer of the longest string in `v` (depth-first), and its length in bytes.

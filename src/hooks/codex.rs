@@ -14,7 +14,7 @@
 
 use serde_json::{json, Value};
 
-use super::{changed, common_call, mcp_blocks, mcp_blocks_input, HookContext};
+use super::{blocks_to_text, changed, common_call, mcp_blocks, mcp_blocks_input, HookContext};
 
 /// The text of a Codex `tool_response` (see the module docs).
 pub fn response_text(v: &Value) -> Vec<u8> {
@@ -64,5 +64,7 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     if !changed(&r, &text) {
         return Ok(None);
     }
-    Ok(Some(json!({"decision": "block", "reason": r.text})))
+    Ok(Some(
+        json!({"decision": "block", "reason": blocks_to_text(&r.text)}),
+    ))
 }

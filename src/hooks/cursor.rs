@@ -13,7 +13,8 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use super::{
-    changed, intent_of, mcp_blocks, mcp_blocks_input, strip_intent, HookContext, ToolCall,
+    blocks_to_text, changed, intent_of, mcp_blocks, mcp_blocks_input, strip_intent, HookContext,
+    ToolCall,
 };
 
 fn json_field(payload: &Value, k: &str) -> Option<Value> {
@@ -85,7 +86,7 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     if !changed(&r, &input) {
         return Ok(None);
     }
-    let mut out = json!({"content": [{"type": "text", "text": r.text}]});
+    let mut out = json!({"content": [{"type": "text", "text": blocks_to_text(&r.text)}]});
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         out["isError"] = json!(true);
     }

@@ -12,7 +12,7 @@
 
 use serde_json::{json, Value};
 
-use super::{changed, common_call, HookContext};
+use super::{blocks_to_text, changed, common_call, HookContext};
 
 /// First line of the reason: the model reads it after `Tool result blocked: `.
 pub const PREFACE: &str =
@@ -60,6 +60,6 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     }
     Ok(Some(json!({
         "decision": "deny",
-        "reason": format!("{PREFACE}\n\n{}", r.text),
+        "reason": format!("{PREFACE}\n\n{}", blocks_to_text(&r.text)),
     })))
 }

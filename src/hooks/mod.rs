@@ -282,6 +282,30 @@ pub fn mcp_blocks_input(blocks: &[Value]) -> Vec<u8> {
     }
 }
 
+/// The text an agent reads for a guarded result whose input was content blocks as JSON
+/// ([`mcp_blocks_input`]): the guard left the blocks as JSON with each base64 payload replaced
+/// by its descriptor (`[image/png 200x120, …, saved to …]`); this turns them back into lines:
+/// a text block's text, a media block's descriptor (`data`, or Gemini's `inlineData.data`).
+/// Any other text (a summary, a preview) is returned as it is.
+pub fn blocks_to_text(guarded: &str) -> String {
+    let Ok(Value::Array(blocks)) = serde_json::from_str::<Value>(guarded) else {
+        return guarded.to_string();
+    };
+    blocks
+        .iter()
+        .map(|b| {
+            let s = |v: Option<&Value>| v.and_then(Value::as_str).map(String::from);
+            s(b.get("text"))
+                .or_else(|| s(b.get("data")))
+                .or_else(|| s(b.pointer("/inlineData/data")))
+                .or_else(|| s(b.pointer("/resource/blob")))
+                .or_else(|| s(b.pointer("/resource/text")))
+                .unwrap_or_else(|| b.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The MCP content blocks of a result value: an array of blocks, or an object's `content`.
 pub fn mcp_blocks(v: &Value) -> Option<&Vec<Value>> {
     match v {
