@@ -776,7 +776,7 @@ fn install_twice_on_a_home_with_existing_configs() {
         v["hooks"]["BeforeTool"][0]["hooks"][0]["command"],
         "./check.sh"
     );
-    assert_eq!(v["hooks"]["AfterTool"][0]["hooks"][0]["timeout"], 120_000);
+    assert_eq!(v["hooks"]["AfterTool"][0]["hooks"][0]["timeout"], 150_000);
     assert!(bak(&gemini).exists());
     // Cursor: afterMCPExecution beside stop, version kept.
     let v = read(&cursor);

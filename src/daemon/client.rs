@@ -400,9 +400,10 @@ pub fn guard_resilient(opts: GuardCliOptions) -> GuardOutcome {
         match daemon {
             Ok(r) => return finish(r, faults, session_dir, opts.cwd.as_deref()),
             Err(e) => {
-                let request_error = e
-                    .downcast_ref::<ClientError>()
-                    .is_some_and(ClientError::is_request_error);
+                let request_error = e.downcast_ref::<ClientError>().is_some_and(|c| {
+                    matches!(c, ClientError::Remote { kind, .. }
+                        if kind == "bad_session_dir" || kind == "unsafe_save_dir")
+                });
                 if request_error && attempt == 0 {
                     faults.push(format!(
                         "the daemon refused the request: {e:#}; retrying with the fallback dir"

@@ -3,9 +3,9 @@
 //!
 //! | agent | file (`--user` / `--project`) | entry |
 //! |---|---|---|
-//! | claude-code | `~/.claude/settings.json` / `.claude/settings.json` | `hooks.PostToolUse[]`: `{"matcher":"*","hooks":[{"type":"command","command":…,"timeout":120}]}` |
+//! | claude-code | `~/.claude/settings.json` / `.claude/settings.json` | `hooks.PostToolUse[]`: `{"matcher":"*","hooks":[{"type":"command","command":…,"timeout":150}]}` |
 //! | codex | `$CODEX_HOME/hooks.json` (`~/.codex/hooks.json`) / `.codex/hooks.json` | `hooks.PostToolUse[]`: `{"hooks":[{"type":"command","command":…}]}` |
-//! | gemini | `~/.gemini/settings.json` / `.gemini/settings.json` | `hooks.AfterTool[]`: `{"matcher":".*","hooks":[{"name":"toolsum","type":"command","command":…,"timeout":120000}]}` |
+//! | gemini | `~/.gemini/settings.json` / `.gemini/settings.json` | `hooks.AfterTool[]`: `{"matcher":".*","hooks":[{"name":"toolsum","type":"command","command":…,"timeout":150000}]}` |
 //! | cursor | `~/.cursor/hooks.json` / `.cursor/hooks.json` | `version: 1`, `hooks.afterMCPExecution[]`: `{"command":…}` |
 //! | opencode | `~/.config/opencode/plugins/toolsum.ts` / `.opencode/plugins/toolsum.ts` | the plugin file |
 //!
@@ -31,9 +31,10 @@ pub const OPENCODE_PLUGIN: &str = include_str!("../../integrations/opencode/tool
 /// The text in [`OPENCODE_PLUGIN`] replaced by the binary's path.
 pub const OPENCODE_BIN_PLACEHOLDER: &str = "__TOOLSUM_BIN__";
 
-/// Seconds Claude Code (and milliseconds ×1000 Gemini) let the hook run: a first call may wait
-/// for the daemon to load the model (up to `spawn_timeout_ms`, 60 s) before its own deadline.
-pub const HOOK_TIMEOUT_S: u64 = 120;
+/// Seconds Claude Code (and, ×1000 in ms, Gemini) let the hook run: a first call may wait for the
+/// daemon to load the model (up to `spawn_timeout_ms`, 60 s) before the request's own deadline
+/// (`deadline_ms` 60 s + the client's 10 s slack).
+pub const HOOK_TIMEOUT_S: u64 = 150;
 
 /// Suffix of the backup written beside a changed file.
 pub const BACKUP_SUFFIX: &str = ".toolsum.bak";

@@ -244,7 +244,7 @@ pub fn common_call(payload: &Value, project_env: Option<&str>) -> Result<ToolCal
         .or_else(|| std::env::current_dir().ok())
         .ok_or("no cwd")?;
     let project = project_env
-        .and_then(|v| std::env::var_os(v))
+        .and_then(std::env::var_os)
         .map(PathBuf::from)
         .filter(|p| p.is_absolute() && p.is_dir())
         .unwrap_or_else(|| cwd.clone());
@@ -491,6 +491,12 @@ mod tests {
         let v: Value = serde_json::from_slice(&mcp_blocks_input(&b)).unwrap();
         assert_eq!(v[1]["type"], "image");
         assert!(mcp_blocks(&json!({"content": b})).is_some());
+        let guarded = r#"[{"type":"text","text":"shot"},{"type":"image","data":"[image/png 2x2, saved to long_responses/a.png]"},{"inlineData":{"data":"[audio/wav]"}}]"#;
+        assert_eq!(
+            blocks_to_text(guarded),
+            "shot\n[image/png 2x2, saved to long_responses/a.png]\n[audio/wav]"
+        );
+        assert_eq!(blocks_to_text("Status: ok"), "Status: ok");
         assert!(mcp_blocks(&json!("plain")).is_none());
     }
 }
