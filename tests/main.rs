@@ -4,5 +4,6 @@ mod daemon;
 mod engine;
 mod faults;
 mod hooks;
+mod install;
 mod tokenizer;
 mod util;
