@@ -269,11 +269,18 @@ fn write_with_backup(
     Ok(backup)
 }
 
-/// Installs (`install = true`) or removes toolsum's hook for `agent` in `path`.
+/// Installs (`install = true`) or removes toolsum's hook for `agent` in `path` (`project`: a
+/// project's file, which some agents ask about before running).
 ///
 /// # Errors
 /// The file cannot be read or written, or is not JSON/JSONC (nothing is written then).
-pub fn apply(agent: Agent, path: &Path, bin: &Path, install: bool) -> anyhow::Result<Change> {
+pub fn apply(
+    agent: Agent,
+    path: &Path,
+    bin: &Path,
+    install: bool,
+    project: bool,
+) -> anyhow::Result<Change> {
     let old = match std::fs::read_to_string(path) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -375,7 +382,7 @@ pub fn apply(agent: Agent, path: &Path, bin: &Path, install: bool) -> anyhow::Re
     };
     let note = match (agent, install) {
         (Agent::Codex, true) => "; Codex runs new hooks once you trust them: open /hooks in Codex",
-        (Agent::Gemini, true) => "; Gemini CLI asks before running a new project hook",
+        (Agent::Gemini, true) if project => "; Gemini CLI asks before running a new project hook",
         (Agent::Cursor, true) => "; Cursor can replace MCP tool results only",
         _ => "",
     };
@@ -406,7 +413,7 @@ pub fn install_cmd(a: InstallArgs, install: bool) -> anyhow::Result<()> {
             .canonicalize()
             .context("locating this binary")?,
     };
-    let change = apply(a.agent, &path, &bin, install)?;
+    let change = apply(a.agent, &path, &bin, install, a.project)?;
     println!("{}", change.message);
     Ok(())
 }
