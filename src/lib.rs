@@ -19,5 +19,6 @@ pub mod config;
 pub mod daemon;
 pub mod engine;
 pub mod guard;
+pub mod hooks;
 pub mod models;
 pub mod tokenizer;

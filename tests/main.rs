@@ -3,5 +3,7 @@ mod bench;
 mod daemon;
 mod engine;
 mod faults;
+mod hooks;
+mod install;
 mod tokenizer;
 mod util;

@@ -23,8 +23,10 @@ pub mod pipeline;
 pub mod preview;
 pub mod prompt;
 pub mod reduce;
+pub mod reread;
 pub mod response;
 pub mod save;
+pub mod session;
 pub mod summarize;
 
 pub use pipeline::{guard, prepare, Prepared, SummaryJob};
@@ -89,6 +91,10 @@ pub struct GuardRequest {
     pub keep_binary_inline: bool,
     /// The model step gives up (preview instead) when this instant passes.
     pub deadline: Option<Instant>,
+    /// The content is (a window of) this file, already saved: it is not saved again and the
+    /// pointer names it. `None` = found from `args` when they read a saved file back
+    /// ([`reread::saved_source`]), else the content is saved as usual.
+    pub source: Option<SavedFile>,
 }
 
 /// What kind of synthetic result was returned.
