@@ -434,6 +434,70 @@ pub fn guard(
     })
 }
 
+/// [`prepare`] for a saved output asked a new question ([`super::ask`]): nothing is saved
+/// again; the file's text is counted and cleaned, and the summary step (with the question as
+/// its intent) points at the same file. A binary file is described; a text at or under
+/// `token_limit` comes back whole; above `summarize_limit`, the structural digest.
+pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCounter>) -> Prepared {
+    let started = Instant::now();
+    let super::ask::AskRequest {
+        output,
+        question,
+        limits,
+        deadline,
+    } = req;
+    if let Some(blob) = binary::whole(&output.content) {
+        let desc = blob.describe(&format!("saved at {}", output.saved.path));
+        let text = compose(&desc, &binary_footer(&output.saved));
+        let mut r = response(ResultKind::Binary, text, vec![output.saved]);
+        r.content_kind = Some("binary".into());
+        r.tokens.output = count_output(&r.text, counter);
+        r.timings_ms.total = ms(started);
+        return Prepared::Done(r);
+    }
+    let text = String::from_utf8_lossy(&output.content);
+    let (tokens, count_ms) = count_tokens(&text, counter, &limits);
+    if tokens <= limits.token_limit {
+        let mut r = response(
+            ResultKind::Passthrough,
+            text.into_owned(),
+            vec![output.saved],
+        );
+        r.tokens = TokenStats {
+            input: tokens,
+            output: tokens,
+        };
+        r.timings_ms.count = count_ms;
+        r.timings_ms.total = ms(started);
+        return Prepared::Done(r);
+    }
+    let job = SummaryJob {
+        text: clean(&text).into_owned(),
+        tool: output.tool,
+        args: None,
+        intent: Some(question),
+        input_tokens: tokens,
+        saved: vec![output.saved],
+        limits,
+        deadline,
+        started,
+        count_ms,
+    };
+    if tokens > limits.summarize_limit {
+        let reason = format!(
+            "too_large: at least {} tokens (summarize_limit {})",
+            thousands(tokens as u64),
+            thousands(limits.summarize_limit as u64)
+        );
+        let header = "[Output too large for the model; facts extracted by structure.]";
+        return Prepared::Done(match counter {
+            Some(c) => job.digest(c, header, reason),
+            None => job.fallback(None, &reason),
+        });
+    }
+    Prepared::NeedsModel(job)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
