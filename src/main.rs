@@ -114,6 +114,10 @@ enum Cmd {
     Serve(toolsum::daemon::cli::ServeArgs),
     /// Guard one tool result through the daemon (local fallback when it is unavailable).
     Guard(toolsum::daemon::cli::GuardArgs),
+    /// Ask a saved output a new question (the guard's reduction and model, steered by it).
+    Ask(toolsum::daemon::cli::AskArgs),
+    /// Run an MCP server behind a stdio proxy that adds `_intent` and guards its results.
+    Mcp(toolsum::mcp::McpArgs),
     /// Print the daemon's status.
     Status(toolsum::daemon::cli::SocketArgs),
     /// Stop the daemon gracefully.
@@ -227,6 +231,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Models { cmd } => models_cmd(cmd)?,
         Cmd::Serve(a) => toolsum::daemon::cli::serve_cmd(a)?,
         Cmd::Guard(a) => toolsum::daemon::cli::guard_cmd(a)?,
+        Cmd::Ask(a) => toolsum::daemon::cli::ask_cmd(a)?,
+        Cmd::Mcp(a) => toolsum::mcp::mcp_cmd(a)?,
         Cmd::Status(a) => toolsum::daemon::cli::status_cmd(a)?,
         Cmd::Stop(a) => toolsum::daemon::cli::stop_cmd(a)?,
         Cmd::Bench(a) => {

@@ -204,6 +204,22 @@ pub struct AskRequest {
     pub deadline: Option<Instant>,
 }
 
+/// The whole ask in one call: [`super::prepare_saved`], then the summary step with `narrator`
+/// (none: the reduction alone, as the client's fallback runs it). Never fails.
+pub fn ask(
+    req: AskRequest,
+    counter: Option<&dyn crate::backend::TokenCounter>,
+    narrator: Option<&mut dyn crate::backend::Narrator>,
+) -> super::GuardResponse {
+    match super::prepare_saved(req, counter) {
+        super::Prepared::Done(r) => r,
+        super::Prepared::NeedsModel(job) => match counter {
+            Some(c) => job.run(c, narrator),
+            None => job.fallback(None, "no_tokenizer: no model available"),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
