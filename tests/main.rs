@@ -3,5 +3,6 @@ mod bench;
 mod daemon;
 mod engine;
 mod faults;
+mod mcp;
 mod tokenizer;
 mod util;

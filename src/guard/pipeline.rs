@@ -16,7 +16,7 @@ use super::clean::clean;
 use super::preview;
 use super::response::{binary_footer, compose, footer, response, unsaved_footer};
 use super::save::{self, thousands};
-use super::summarize::{summarize, SummaryBudget, SummaryInput};
+use super::summarize::{summarize_focused, SummaryBudget, SummaryInput};
 use super::{GuardError, GuardRequest, GuardResponse, Limits, ResultKind, SavedFile, TokenStats};
 
 /// Texts longer than this are counted in pieces cut at line ends, so counting can stop as soon
@@ -56,6 +56,8 @@ pub struct SummaryJob {
     started: Instant,
     /// Time spent counting tokens (ms).
     count_ms: f64,
+    /// A saved output asked a question ([`prepare_saved`]): lines matching it outrank the rest.
+    focus: bool,
 }
 
 fn ms(since: Instant) -> f64 {
@@ -198,6 +200,7 @@ pub fn prepare(
         deadline: req.deadline,
         started,
         count_ms,
+        focus: false,
     };
     match save::save(&req.session_dir, &job.tool, bytes, ext, media) {
         Ok(f) => job.saved.push(f),
@@ -390,7 +393,7 @@ impl SummaryJob {
             max_new_tokens: self.limits.max_new_tokens,
             deadline,
         };
-        summarize(&input, &budget, counter, narrator)
+        summarize_focused(&input, &budget, counter, narrator, self.focus)
     }
 
     /// When the model must be done: the request's deadline or `limits.model_ms` from now,
@@ -482,6 +485,7 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
         deadline,
         started,
         count_ms,
+        focus: true,
     };
     if tokens > limits.summarize_limit {
         let reason = format!(

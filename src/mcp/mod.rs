@@ -268,6 +268,8 @@ fn on_client_line(line: Vec<u8>, ctx: &Ctx) -> FromClient {
                 h.abort();
                 return FromClient::Drop;
             }
+            // The server need not answer a cancelled request: it is no longer pending.
+            st.pending.remove(&rid);
             if st.guarding.contains(&rid) {
                 st.cancelled.insert(rid);
             }

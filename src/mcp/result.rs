@@ -188,9 +188,12 @@ fn repeats(structured: &Value, texts: &[(usize, String)], blobs: &[BlobPart]) ->
     if !long.iter().all(|s| known(s)) {
         return false;
     }
-    let total = structured.to_string().len();
-    let repeated: usize = long.iter().map(|s| s.len()).sum();
-    total.saturating_sub(repeated) <= MAX_WRAPPER_BYTES
+    // The wrapper's size: the structure serialized with its repeated strings emptied.
+    let mut wrapper = structured.clone();
+    replace_strings(&mut wrapper, &|s: &str| {
+        (s.chars().count() >= MIN_REPEAT_CHARS).then(String::new)
+    });
+    wrapper.to_string().len() <= MAX_WRAPPER_BYTES
 }
 
 /// A blob after saving: its file and description, or the description of why it was not saved.
@@ -439,7 +442,8 @@ mod tests {
 
     #[test]
     fn text_blocks_count_together_and_wrapped_structured_content_once() {
-        let log = "ERROR boom\n".repeat(100);
+        // Escapes make the serialized structure longer than the text: still a repetition.
+        let log = "ERROR \"boom\"\tat\n".repeat(1_000);
         let r = json!({"content": [{"type": "text", "text": log}], "structuredContent": {"content": log}});
         let p = split(&r).unwrap();
         assert_eq!(p.structured, Structured::Repeats);

@@ -6,8 +6,6 @@ and an outputSchema), `greet()` asks the client for a name through an `input_req
 (2026-07-28 multi round-trip request), `ping_small()` returns a short text.
 """
 
-from pathlib import Path
-
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 
@@ -17,7 +15,8 @@ app = MCPServer("toolsum-test-modern")
 @app.tool()
 def read_log(path: str) -> str:
     """Read a log file as text."""
-    return Path(path).read_text()
+    with open(path, newline="") as f:  # the text as it is, \r\n and all
+        return f.read()
 
 
 @app.tool()
