@@ -175,10 +175,18 @@ mod tests {
             json!(["file", "question"])
         );
         assert_eq!(r["ttlMs"], 5, "other fields kept");
-        // A second page does not add it again.
+        // A page that is not the last one does not get it; every full listing does.
         let mut p2 = json!({"tools": [{"name": "x", "inputSchema": {"type": "object"}}]});
-        add_intent(&mut p2, &mut tools, true);
+        add_intent(&mut p2, &mut tools, false);
         assert_eq!(p2["tools"].as_array().unwrap().len(), 1);
+        let mut again = json!({"tools": [{"name": "x", "inputSchema": {"type": "object"}}]});
+        add_intent(&mut again, &mut tools, true);
+        assert_eq!(again["tools"][1]["name"], ASK_TOOL);
+        // An upstream tool of that name is left to the server.
+        let mut theirs = json!({"tools": [{"name": ASK_TOOL, "inputSchema": {"type": "object"}}]});
+        let mut t2 = HashMap::new();
+        add_intent(&mut theirs, &mut t2, true);
+        assert_eq!(theirs["tools"].as_array().unwrap().len(), 1);
     }
 
     #[test]
