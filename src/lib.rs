@@ -11,6 +11,7 @@
 //! - [`guard`]: the guard pipeline (binary detection, save, count, pass-through, reduce, summarize, preview).
 //! - [`bench`]: the benchmark harness (`toolsum bench`): corpus through toolsum and baselines, scored.
 //! - [`daemon`]: protocol v1 over a Unix socket, the server, the model-owner thread and the client.
+//! - [`mcp`]: `toolsum mcp`, a stdio MCP proxy that adds `_intent` and guards tool results.
 #![deny(missing_docs)]
 
 pub mod backend;
@@ -20,5 +21,6 @@ pub mod daemon;
 pub mod engine;
 pub mod guard;
 pub mod hooks;
+pub mod mcp;
 pub mod models;
 pub mod tokenizer;

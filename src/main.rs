@@ -121,6 +121,10 @@ enum Cmd {
     Install(toolsum::hooks::install::InstallArgs),
     /// Remove toolsum's hook from an agent's configuration.
     Uninstall(toolsum::hooks::install::InstallArgs),
+    /// Ask a saved output a new question (the guard's reduction and model, steered by it).
+    Ask(toolsum::daemon::cli::AskArgs),
+    /// Run an MCP server behind a stdio proxy that adds `_intent` and guards its results.
+    Mcp(toolsum::mcp::McpArgs),
     /// Print the daemon's status.
     Status(toolsum::daemon::cli::SocketArgs),
     /// Stop the daemon gracefully.
@@ -238,6 +242,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Hook(a) => toolsum::hooks::hook_cmd(a),
         Cmd::Install(a) => toolsum::hooks::install::install_cmd(a, true)?,
         Cmd::Uninstall(a) => toolsum::hooks::install::install_cmd(a, false)?,
+        Cmd::Ask(a) => toolsum::daemon::cli::ask_cmd(a)?,
+        Cmd::Mcp(a) => toolsum::mcp::mcp_cmd(a)?,
         Cmd::Status(a) => toolsum::daemon::cli::status_cmd(a)?,
         Cmd::Stop(a) => toolsum::daemon::cli::stop_cmd(a)?,
         Cmd::Bench(a) => {

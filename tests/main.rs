@@ -5,5 +5,6 @@ mod engine;
 mod faults;
 mod hooks;
 mod install;
+mod mcp;
 mod tokenizer;
 mod util;

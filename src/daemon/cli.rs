@@ -6,7 +6,9 @@
 
 use std::path::PathBuf;
 
-use super::client::{guard_resilient, shutdown_cli, status_cli, GuardCliOptions, Input};
+use super::client::{
+    ask_cli, guard_resilient, shutdown_cli, status_cli, AskCliOptions, GuardCliOptions, Input,
+};
 use super::{serve, ServeOptions};
 use crate::config::{Config, ConfigLayer};
 
@@ -52,6 +54,27 @@ pub struct GuardArgs {
     /// The tool output: a file, or - for stdin.
     #[arg(default_value = "-")]
     pub file: String,
+}
+
+/// `toolsum ask [--session-dir DIR] [--json] [--no-spawn] FILE QUESTION`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AskArgs {
+    /// Settings (flags beat TOOLSUM_* env beat the config file).
+    #[command(flatten)]
+    pub config: ConfigLayer,
+    /// Refuse a file outside this session dir's long_responses/ (default: any long_responses/).
+    #[arg(long)]
+    pub session_dir: Option<PathBuf>,
+    /// Print the whole response as JSON instead of its text.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not start a daemon when none answers (answer locally, without the model).
+    #[arg(long)]
+    pub no_spawn: bool,
+    /// A file saved by toolsum under a session's long_responses/.
+    pub file: PathBuf,
+    /// The new question, e.g. "which port does the exporter listen on?".
+    pub question: String,
 }
 
 /// `toolsum status [--socket PATH]` and `toolsum stop [--socket PATH]`.
@@ -130,6 +153,26 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
         write!(stdout, "{}", out.response.text)?;
     }
     stdout.flush()?;
+    Ok(())
+}
+
+/// Runs `ask` and prints the answer's text (or, with `--json`, the response) to stdout.
+///
+/// # Errors
+/// As [`ask_cli`] and [`Config::load`].
+pub fn ask_cmd(a: AskArgs) -> anyhow::Result<()> {
+    let r = ask_cli(AskCliOptions {
+        config: Config::load(a.config)?,
+        file: a.file,
+        question: a.question,
+        session_dir: a.session_dir,
+        no_spawn: a.no_spawn,
+    })?;
+    if a.json {
+        println!("{}", serde_json::to_string(&r)?);
+    } else {
+        print!("{}", r.text);
+    }
     Ok(())
 }
 

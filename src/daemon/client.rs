@@ -156,6 +156,18 @@ impl Client {
         self.call(&json!({"v": 1, "op": "shutdown"}))
     }
 
+    /// `ask` with a full request object (`path`, `question`, ...; `op` is set here).
+    ///
+    /// # Errors
+    /// [`ClientError`], including `BadResponse` when the answer is not a guard response.
+    pub fn ask(&mut self, req: &Value) -> Result<GuardResponse, ClientError> {
+        let mut req = req.clone();
+        req["v"] = json!(1);
+        req["op"] = json!("ask");
+        let v = self.call(&req)?;
+        serde_json::from_value(v).map_err(|e| ClientError::BadResponse(e.to_string()))
+    }
+
     /// `guard` with a full request object (`op` is set here).
     ///
     /// # Errors
@@ -287,9 +299,9 @@ pub fn fallback_counter(config: &Config) -> Option<Box<dyn TokenCounter>> {
 }
 
 /// The request fields for the limits the caller set (flags, `TOOLSUM_*`, config file): a
-/// limit left unset is left out, so the daemon's own configuration decides it.
-pub fn explicit_limits(config: &Config) -> serde_json::Map<String, Value> {
-    let l = &config.explicit;
+/// limit left unset is left out, so the daemon's own configuration decides it. `l` is
+/// [`Config::explicit`].
+pub fn explicit_limits(l: &crate::config::ConfigLayer) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
     let mut put = |k: &str, v: Option<u64>| {
         if let Some(v) = v {
@@ -373,7 +385,7 @@ pub fn guard_resilient(opts: GuardCliOptions) -> GuardOutcome {
     });
     req.as_object_mut()
         .expect("an object")
-        .extend(explicit_limits(cfg));
+        .extend(explicit_limits(&cfg.explicit));
     if let Some(a) = &opts.args {
         req["args"] = a.clone();
     }
@@ -533,6 +545,81 @@ pub fn shutdown_cli(config: &Config) -> anyhow::Result<Value> {
         anyhow::Error::new(e).context(format!("no daemon on {}", config.socket.display()))
     })?;
     Ok(c.shutdown()?)
+}
+
+/// Options of [`ask_cli`].
+#[derive(Debug, Clone)]
+pub struct AskCliOptions {
+    /// Effective configuration (socket, model for the fallback tokenizer, limits).
+    pub config: Config,
+    /// The saved output (absolute, or relative to the current dir).
+    pub file: PathBuf,
+    /// The new question.
+    pub question: String,
+    /// When given, the file must be inside `<session_dir>/long_responses/`.
+    pub session_dir: Option<PathBuf>,
+    /// Do not start a daemon when none answers.
+    pub no_spawn: bool,
+}
+
+/// The `ask` command: resolves the saved output here first (so a refused path gets its error
+/// at once, daemon or not), asks the daemon, and falls back to the summary step without the
+/// model when the daemon is unavailable; the local result's `reason` starts with
+/// `daemon_unavailable: <why>`.
+///
+/// # Errors
+/// The path is not a saved output or cannot be read ([`crate::guard::ask::AskError`]), or the
+/// daemon refuses the request.
+pub fn ask_cli(opts: AskCliOptions) -> anyhow::Result<GuardResponse> {
+    use crate::guard::ask::{ask, resolve_saved, AskRequest};
+    let cfg = &opts.config;
+    let session_dir = opts.session_dir.as_deref().map(absolute).transpose()?;
+    let output = resolve_saved(
+        &absolute(&opts.file)?,
+        session_dir.as_deref(),
+        cfg.max_request_bytes as u64,
+    )?;
+    let mut req = Value::Object(explicit_limits(&opts.config.explicit));
+    req["path"] = json!(output.path);
+    req["question"] = json!(opts.question);
+    if let Some(d) = &session_dir {
+        req["session_dir"] = json!(d);
+    }
+    let daemon = (|| -> anyhow::Result<GuardResponse> {
+        let mut c = connect_or_spawn(cfg, !opts.no_spawn)?;
+        let wait = Duration::from_millis(cfg.deadline_ms + CLIENT_SLACK_MS);
+        c.set_timeout(Some(wait.max(Duration::from_secs(1))))?;
+        Ok(c.ask(&req)?)
+    })();
+    let why = match daemon {
+        Ok(r) => return Ok(r),
+        Err(e) => {
+            if let Some(ClientError::Remote { kind, .. }) = e.downcast_ref::<ClientError>() {
+                if matches!(kind.as_str(), "forbidden" | "bad_request" | "too_large") {
+                    return Err(e);
+                }
+            }
+            format!("{e:#}")
+        }
+    };
+    tracing::info!("asking locally: {why}");
+    let counter = fallback_counter(cfg);
+    let mut r = ask(
+        AskRequest {
+            output,
+            question: opts.question,
+            limits: cfg.limits,
+            deadline: None,
+        },
+        counter.as_deref(),
+        None,
+    );
+    let prefix = format!("daemon_unavailable: {why}");
+    r.reason = Some(match r.reason.take() {
+        Some(inner) => format!("{prefix}; {inner}"),
+        None => prefix,
+    });
+    Ok(r)
 }
 
 #[cfg(test)]

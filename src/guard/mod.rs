@@ -16,6 +16,7 @@
 //! daemon can do the first on the connection task and queue only the second for the model thread.
 //! [`guard`] does both in one call (the client's fallback without a daemon).
 
+pub mod ask;
 pub mod binary;
 pub mod clean;
 pub mod ground;
@@ -29,7 +30,7 @@ pub mod save;
 pub mod session;
 pub mod summarize;
 
-pub use pipeline::{guard, prepare, Prepared, SummaryJob};
+pub use pipeline::{guard, prepare, prepare_saved, Prepared, SummaryJob};
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -16,7 +16,7 @@ use super::clean::clean;
 use super::preview;
 use super::response::{binary_footer, compose, footer, response, unsaved_footer, window_footer};
 use super::save::{self, thousands};
-use super::summarize::{summarize, SummaryBudget, SummaryInput};
+use super::summarize::{summarize_focused, SummaryBudget, SummaryInput};
 use super::{GuardError, GuardRequest, GuardResponse, Limits, ResultKind, SavedFile, TokenStats};
 
 /// Texts longer than this are counted in pieces cut at line ends, so counting can stop as soon
@@ -58,6 +58,8 @@ pub struct SummaryJob {
     count_ms: f64,
     /// The content is a window of the saved file (a read-back), not the whole file.
     window: bool,
+    /// A saved output asked a question ([`prepare_saved`]): lines matching it outrank the rest.
+    focus: bool,
 }
 
 fn ms(since: Instant) -> f64 {
@@ -201,6 +203,7 @@ pub fn prepare(
         started,
         count_ms,
         window: false,
+        focus: false,
     };
     // Already saved: the caller's copy (a whole file unless sizes differ), or a saved file the
     // call read back (always pointed at as a read-back, so the agent reads a window next).
@@ -419,7 +422,7 @@ impl SummaryJob {
             max_new_tokens: self.limits.max_new_tokens,
             deadline,
         };
-        summarize(&input, &budget, counter, narrator)
+        summarize_focused(&input, &budget, counter, narrator, self.focus)
     }
 
     /// When the model must be done: the request's deadline or `limits.model_ms` from now,
@@ -461,6 +464,72 @@ pub fn guard(
             None => job.fallback(None, "no_tokenizer: no model available"),
         },
     })
+}
+
+/// [`prepare`] for a saved output asked a new question ([`super::ask`]): nothing is saved
+/// again; the file's text is counted and cleaned, and the summary step (with the question as
+/// its intent) points at the same file. A binary file is described; a text at or under
+/// `token_limit` comes back whole; above `summarize_limit`, the structural digest.
+pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCounter>) -> Prepared {
+    let started = Instant::now();
+    let super::ask::AskRequest {
+        output,
+        question,
+        limits,
+        deadline,
+    } = req;
+    if let Some(blob) = binary::whole(&output.content) {
+        let desc = blob.describe(&format!("saved at {}", output.saved.path));
+        let text = compose(&desc, &binary_footer(&output.saved));
+        let mut r = response(ResultKind::Binary, text, vec![output.saved]);
+        r.content_kind = Some("binary".into());
+        r.tokens.output = count_output(&r.text, counter);
+        r.timings_ms.total = ms(started);
+        return Prepared::Done(r);
+    }
+    let text = String::from_utf8_lossy(&output.content);
+    let (tokens, count_ms) = count_tokens(&text, counter, &limits);
+    if tokens <= limits.token_limit {
+        let mut r = response(
+            ResultKind::Passthrough,
+            text.into_owned(),
+            vec![output.saved],
+        );
+        r.tokens = TokenStats {
+            input: tokens,
+            output: tokens,
+        };
+        r.timings_ms.count = count_ms;
+        r.timings_ms.total = ms(started);
+        return Prepared::Done(r);
+    }
+    let job = SummaryJob {
+        text: clean(&text).into_owned(),
+        tool: output.tool,
+        args: None,
+        intent: Some(question),
+        input_tokens: tokens,
+        saved: vec![output.saved],
+        limits,
+        deadline,
+        started,
+        count_ms,
+        window: false,
+        focus: true,
+    };
+    if tokens > limits.summarize_limit {
+        let reason = format!(
+            "too_large: at least {} tokens (summarize_limit {})",
+            thousands(tokens as u64),
+            thousands(limits.summarize_limit as u64)
+        );
+        let header = "[Output too large for the model; facts extracted by structure.]";
+        return Prepared::Done(match counter {
+            Some(c) => job.digest(c, header, reason),
+            None => job.fallback(None, &reason),
+        });
+    }
+    Prepared::NeedsModel(job)
 }
 
 #[cfg(test)]
