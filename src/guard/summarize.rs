@@ -403,6 +403,35 @@ fn focus_items(items: &mut [Item], query: &Query) {
     }
 }
 
+/// The "shown" fact: lines quoted and lines omitted, and the bytes omitted (a single 5 MB line
+/// is one line, so lines alone would say nothing was left out).
+fn shown_fact(text: &str, packed: &[Item]) -> Item {
+    let total_lines = text.lines().count();
+    let shown: HashSet<usize> = packed
+        .iter()
+        .filter(|i| i.section != Section::KeyFacts)
+        .filter_map(|i| i.line)
+        .collect();
+    let shown_bytes: usize = packed
+        .iter()
+        .filter(|i| i.section != Section::KeyFacts && i.line.is_some())
+        .map(|i| i.text.len())
+        .sum::<usize>()
+        .min(text.len());
+    Item::fact(
+        usize::MAX,
+        format!(
+            "shown: {} of {} lines quoted below; {} lines omitted; about {} of {} bytes omitted (all in the saved file)",
+            reduce::fmt_num(shown.len()),
+            reduce::fmt_num(total_lines),
+            reduce::fmt_num(total_lines.saturating_sub(shown.len())),
+            reduce::fmt_num(text.len() - shown_bytes),
+            reduce::fmt_num(text.len())
+        ),
+        MUST,
+    )
+}
+
 /// Summarizes one cleaned tool output. Never fails: without a model, or when the model errs,
 /// misses its deadline or writes nothing grounded, the sections are written by rule.
 pub fn summarize(
@@ -446,24 +475,14 @@ pub fn summarize_focused(
         0
     };
     let items_budget = cap.saturating_sub(fixed + reserve);
-    let mut packed = pack(&red.items, items_budget, counter);
-    // How much of the input the shown lines cover.
-    let total_lines = input.text.lines().count();
-    let shown: HashSet<usize> = packed
-        .iter()
-        .filter(|i| i.section != Section::KeyFacts)
-        .filter_map(|i| i.line)
-        .collect();
-    packed.push(Item::fact(
-        usize::MAX,
-        format!(
-            "shown: {} of {} lines quoted below; {} lines omitted (all in the saved file)",
-            reduce::fmt_num(shown.len()),
-            reduce::fmt_num(total_lines),
-            reduce::fmt_num(total_lines.saturating_sub(shown.len()))
-        ),
-        MUST,
-    ));
+    // Units of the input, every signal on each, and the facts mined from the whole.
+    let units = reduce::units::build(input.text, kind);
+    let scores = reduce::signals::score(&units, &query);
+    let mined = reduce::signals::facts(&units, &query);
+    let mut cands = reduce::select::from_kind(red.items.clone(), &query);
+    cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
+    let mut packed = reduce::select::select(cands, items_budget, counter, focus);
+    packed.push(shown_fact(input.text, &packed));
     let (facts, evidence, errors) = render_sections(&packed);
     let reduce_ms = t0.elapsed().as_secs_f64() * 1000.0;
 

@@ -155,11 +155,35 @@ pub fn tokenize(text: &str) -> Vec<String> {
             continue;
         }
         out.push(stem(&lower));
-        // Also index the parts of hyphenated words ("openssh-server" -> "openssh", "server").
-        if lower.contains('-') {
-            for part in lower.split('-').filter(|p| p.len() > 1) {
-                out.push(stem(part));
+        // Also index the parts of joined words: hyphens and underscores ("openssh-server",
+        // "x_ratelimit"), and camelCase ("spotPrice" -> "spot", "price").
+        let parts = split_joined(t);
+        if parts.len() > 1 {
+            for part in parts.iter().filter(|p| p.len() > 1) {
+                out.push(stem(&part.to_lowercase()));
             }
+        }
+    }
+    out
+}
+
+/// The parts of a joined word: split at `-` and `_`, and where a lower-case letter or digit
+/// is followed by an upper-case one.
+fn split_joined(t: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for piece in t.split(['-', '_']) {
+        let b = piece.as_bytes();
+        let mut start = 0;
+        for i in 1..b.len() {
+            if b[i].is_ascii_uppercase()
+                && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit())
+            {
+                out.push(&piece[start..i]);
+                start = i;
+            }
+        }
+        if start < piece.len() {
+            out.push(&piece[start..]);
         }
     }
     out
@@ -206,6 +230,18 @@ impl Query {
     pub fn new(text: &str) -> Self {
         let stop: HashSet<&str> = STOPWORDS.iter().copied().collect();
         let mut terms: HashMap<String, f64> = HashMap::new();
+        // Two words of the question written as one in the output ("rate limit" ->
+        // "ratelimit", "user name" -> "username").
+        let words: Vec<String> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        for w in words.windows(2) {
+            if w.iter().all(|x| x.len() >= 3 && !stop.contains(x.as_str())) {
+                terms.entry(format!("{}{}", w[0], w[1])).or_insert(0.7);
+            }
+        }
         for t in tokenize(text) {
             if stop.contains(t.as_str()) || t.len() < 2 {
                 continue;
@@ -296,6 +332,22 @@ mod tests {
         assert!(s[0] > 0.0);
         assert_eq!(s[1], 0.0);
         assert_eq!(s[2], 0.0);
+    }
+
+    #[test]
+    fn joined_words_match_their_parts() {
+        assert!(tokenize("<spotPrice>1.1</spotPrice>").contains(&"price".to_string()));
+        assert!(tokenize("x_rate_limit").contains(&"limit".to_string()));
+        let q = Query::new("how much rate limit is left?");
+        assert!(q.has("ratelimit"));
+        let s = bm25(
+            &q,
+            &[
+                "('x-ratelimit-remaining', '4969')",
+                "('content-type', 'json')",
+            ],
+        );
+        assert!(s[0] > s[1]);
     }
 
     #[test]

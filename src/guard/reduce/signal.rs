@@ -54,6 +54,32 @@ static EXIT_CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(exit(ed)?( with)? (status|code)|exit status|return ?code|returncode|exit_code|exitcode)[\s:=]*(-?\d+)").unwrap()
 });
 
+/// True when `re` (the plain-word error vocabulary) matches `line` as a word of its own: not inside a name joined by `-`, `.`,
+/// `/` or `_` (a package `command-not-found`, a file `error_log.c`, a module `is-error`).
+fn word_match(re: &Regex, line: &str) -> bool {
+    let b = line.as_bytes();
+    let glue = |c: u8| c == b'-' || c == b'_' || c == b'/' || c.is_ascii_alphanumeric();
+    // A `.` joins only when a name goes on after it (`error.log`), not at a sentence's end.
+    let joined_after = |i: usize| {
+        b.get(i).is_some_and(|&c| {
+            glue(c)
+                || (c == b'.' && b.get(i + 1).is_some_and(|n| n.is_ascii_alphanumeric()))
+                || b[i..].starts_with(b"::")
+        })
+    };
+    let joined_before = |i: usize| {
+        i > 0 && (glue(b[i - 1]) || b[i - 1] == b'.' || (i > 1 && &b[i - 2..i] == b"::"))
+    };
+    re.find_iter(line).any(|m| {
+        let text = m.as_str().as_bytes();
+        // A match that starts or ends on a symbol of its own (`<<< FAILURE`, `✗`) is judged
+        // by the regex alone on that side.
+        let starts_word = text.first().is_some_and(|c| c.is_ascii_alphanumeric());
+        let ends_word = text.last().is_some_and(|c| c.is_ascii_alphanumeric());
+        (!starts_word || !joined_before(m.start())) && (!ends_word || !joined_after(m.end()))
+    })
+}
+
 /// The severity of one line. Zero counts ("errors=0", "0 failed") are not errors.
 pub fn severity(line: &str) -> Severity {
     if line.len() > 4000 {
@@ -75,11 +101,11 @@ pub fn severity(line: &str) -> Severity {
             _ => Severity::Error,
         };
     }
-    let err = LEVEL_ERROR.is_match(line) || WORD_ERROR.is_match(line);
+    let err = LEVEL_ERROR.is_match(line) || word_match(&WORD_ERROR, line);
     if err {
         // "errors=0, failed: 0" alone is a clean report, not an error.
         let stripped = ZERO_COUNT.replace_all(line, "");
-        if LEVEL_ERROR.is_match(&stripped) || WORD_ERROR.is_match(&stripped) {
+        if LEVEL_ERROR.is_match(&stripped) || word_match(&WORD_ERROR, &stripped) {
             return Severity::Error;
         }
     }
@@ -156,6 +182,16 @@ mod tests {
             Severity::Error
         );
         assert_eq!(severity("compiling error_log.c"), Severity::None);
+        assert_eq!(
+            severity("ii  command-not-found  18.04.5  all  Suggest installation"),
+            Severity::None
+        );
+        assert_eq!(severity("+-- is-error@2.2.2"), Severity::None);
+        assert_eq!(
+            severity(" 11  crash-client!std::panic::catch_unwind [panic.rs : 137]"),
+            Severity::None
+        );
+        assert_eq!(severity("Error: not found."), Severity::Error);
         assert_eq!(
             severity("2015 - WARN  [x] - Connection broken for id 1, error = "),
             Severity::Warn

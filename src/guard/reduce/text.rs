@@ -364,22 +364,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
             prio: MUST / 10.0,
         });
     }
-    // Most frequent templates.
-    let mut by_count: Vec<&Template> = templates.iter().filter(|t| t.lines.len() > 1).collect();
-    by_count.sort_by_key(|t| std::cmp::Reverse(t.lines.len()));
-    for (k, t) in by_count.iter().take(3).enumerate() {
-        fact(
-            &mut items,
-            format!(
-                "frequent template ×{} (L{}–L{}): {}",
-                fmt_num(t.lines.len()),
-                t.lines[0],
-                t.lines[t.lines.len() - 1],
-                super::show_line_max(&t.text(), 140)
-            ),
-            30.0 - k as f64,
-        );
-    }
+    // Counts per template are mined for every kind (signals::facts).
 
     let example_of = |t: &Template| -> usize {
         // A clearly better intent match; otherwise the first occurrence.
@@ -404,7 +389,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     for (t, &ex) in templates.iter().zip(&examples) {
         let count = t.lines.len();
         let prefix = if count > 1 {
-            format!("[×{} to L{}] ", fmt_num(count), t.lines[count - 1])
+            format!("[×{count} to L{}] ", t.lines[count - 1])
         } else {
             String::new()
         };

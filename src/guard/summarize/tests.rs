@@ -228,7 +228,7 @@ fn b11_large_list_counts_and_schema() {
         &s,
         &[
             "130 records",
-            "resource_type: model=97, test=33",
+            "resource_type: model ×97, test ×33",
             "unique_id",
             "resource_type",
             "path",
@@ -250,8 +250,8 @@ fn b13_single_line_failed_job() {
     assert_keeps(
         &s,
         &[
-            "array .jobs: 600 records",
-            "failing records: 1 of 600",
+            "array .jobs: ×600 records",
+            "failing records: 1 of ×600",
             "job-0417",
             "OOMKilled: container exceeded memory limit 512Mi",
             "\"exit_code\": 137",

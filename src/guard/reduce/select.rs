@@ -1,0 +1,687 @@
+//! The selector: spends the summary's token budget across channels, so no single signal eats
+//! the summary.
+//!
+//! Every candidate [`Item`] comes from one [`Channel`]: the kind's own reducer, the model's
+//! choice, or one of the generic signals ([`super::signals`]). Facts that must always be shown
+//! ([`MUST`]) are taken first. The rest of the budget is split by [`Channel::share`]; channels
+//! take turns, each taking its best remaining candidate that fits its share and is not a near
+//! copy of one already taken (same line, or a third unit of one template). A channel out of
+//! candidates above its threshold gives its unspent share back to the others; what is left at
+//! the end is filled by score.
+
+use std::collections::{HashMap, HashSet};
+
+use super::rank::{tokenize, Query};
+use super::signal::{severity, Severity};
+use super::signals::{Fact, Scores};
+use super::units::{Unit, UnitKind, Units};
+use super::{clip_str, Item, Section, MUST};
+use crate::backend::TokenCounter;
+
+/// Where a candidate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Channel {
+    /// Units the model chose as answering the intent.
+    Model,
+    /// The kind-specific reducer (failing tests of a JUnit report, a SQL table's definition...).
+    Kind,
+    /// Error and warning units.
+    Errors,
+    /// Units relevant to the intent.
+    Relevance,
+    /// Rare templates and rare values.
+    Rare,
+    /// Numeric extremes.
+    Extreme,
+    /// First and last units.
+    Position,
+    /// Facts mined from the whole input (counts, small objects).
+    Facts,
+}
+
+impl Channel {
+    /// Share of the budget (after [`MUST`] items) the channel may spend, when the model chose
+    /// nothing. Chosen on the shared corpus and the dev split (issue 17): the kind reducers
+    /// keep the largest share, relevance next, every generic signal a floor of its own.
+    pub fn share(self) -> f64 {
+        match self {
+            Channel::Model => 0.0,
+            Channel::Kind => 0.30,
+            Channel::Errors => 0.12,
+            Channel::Relevance => 0.20,
+            Channel::Rare => 0.09,
+            Channel::Extreme => 0.07,
+            Channel::Position => 0.12,
+            Channel::Facts => 0.12,
+        }
+    }
+
+    /// Share when the model chose units: they are taken first, from the relevance and kind
+    /// shares.
+    pub fn share_with_model(self) -> f64 {
+        match self {
+            Channel::Model => 0.22,
+            Channel::Kind => 0.24,
+            Channel::Relevance => 0.12,
+            c => c.share(),
+        }
+    }
+
+    /// Share when a saved output is asked a question (`toolsum ask`): what matches the
+    /// question first; the errors were shown by the first summary.
+    pub fn share_asked(self) -> f64 {
+        match self {
+            Channel::Relevance => 0.45,
+            Channel::Kind => 0.20,
+            Channel::Errors => 0.05,
+            Channel::Position => 0.03,
+            c => c.share(),
+        }
+    }
+
+    /// Most units of one template a channel takes (the kind reducer and the model know why
+    /// they chose theirs).
+    fn template_cap(self) -> usize {
+        match self {
+            Channel::Kind | Channel::Model | Channel::Facts => usize::MAX,
+            Channel::Relevance | Channel::Errors => 3,
+            _ => 2,
+        }
+    }
+
+    const ALL: [Channel; 8] = [
+        Channel::Model,
+        Channel::Kind,
+        Channel::Errors,
+        Channel::Relevance,
+        Channel::Facts,
+        Channel::Rare,
+        Channel::Extreme,
+        Channel::Position,
+    ];
+}
+
+/// One candidate: an item, the channel that proposes it, its score in that channel (higher
+/// first) and its template, for diversity.
+#[derive(Debug, Clone)]
+pub struct Cand {
+    /// What would be shown.
+    pub item: Item,
+    /// Who proposes it.
+    pub channel: Channel,
+    /// Its rank key in the channel (higher is taken first).
+    pub score: f64,
+    /// Template id (units of one template are near copies), if known.
+    pub group: Option<usize>,
+    /// Relevance to the intent, 0..=1: a channel whose best candidates answer the intent gets
+    /// a larger share.
+    pub rel: f64,
+}
+
+/// The text of an item without the `[×N to L<n>]` prefix of template examples.
+fn core(text: &str) -> &str {
+    if text.starts_with("[×") {
+        if let Some(p) = text.find("] ") {
+            return &text[p + 2..];
+        }
+    }
+    text
+}
+
+/// What has been taken, to skip near copies: the same text, or a line already quoted (a fact
+/// quoting line n and an evidence line n are one; two parts of one long line are not).
+#[derive(Default)]
+struct Seen {
+    texts: HashSet<String>,
+    lines: HashMap<usize, Vec<String>>,
+}
+
+impl Seen {
+    fn has(&self, it: &Item) -> bool {
+        let core = core(&it.text);
+        if it.line.is_none() {
+            return self.texts.contains(core);
+        }
+        let line = it.line.unwrap_or(0);
+        self.lines.get(&line).is_some_and(|v| {
+            v.iter()
+                .any(|t| t.contains(core) || core.contains(t.as_str()))
+        })
+    }
+
+    fn add(&mut self, it: &Item) {
+        let core = core(&it.text).to_string();
+        match it.line {
+            None => {
+                self.texts.insert(core);
+            }
+            Some(l) => self.lines.entry(l).or_default().push(core),
+        }
+    }
+}
+
+/// Picks items from `cands` within `budget` tokens (see the module doc). The shares are
+/// [`Channel::share`], [`Channel::share_with_model`] when the model chose units, or
+/// [`Channel::share_asked`] when `asked` (a saved output asked a new question).
+pub fn select(
+    cands: Vec<Cand>,
+    budget: usize,
+    counter: &dyn TokenCounter,
+    asked: bool,
+) -> Vec<Item> {
+    let model = cands.iter().any(|c| c.channel == Channel::Model);
+    let mut out: Vec<Item> = Vec::new();
+    let mut seen = Seen::default();
+    let mut used = 0usize;
+    let cost = |it: &Item| counter.count(&it.render()) + 1;
+    // Musts first, in their order.
+    let (musts, rest): (Vec<Cand>, Vec<Cand>) =
+        cands.into_iter().partition(|c| c.item.prio >= MUST);
+    for c in musts {
+        if !seen.has(&c.item) {
+            seen.add(&c.item);
+            used += cost(&c.item);
+            out.push(c.item);
+        }
+    }
+    // The kind reducer's core (what it knows matters for its kind: failing tests, error
+    // examples, totals), in its order, up to a share of the budget.
+    let core_room = (budget.saturating_sub(used) as f64 * KIND_CORE_SHARE) as usize;
+    let (mut core, rest): (Vec<Cand>, Vec<Cand>) = rest
+        .into_iter()
+        .partition(|c| c.channel == Channel::Kind && c.item.prio >= KIND_CORE_PRIO);
+    core.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.item.order.cmp(&b.item.order))
+    });
+    let mut core_used = 0;
+    let mut rest = rest;
+    for c in core {
+        let k = cost(&c.item);
+        if seen.has(&c.item) {
+            continue;
+        }
+        if core_used + k <= core_room && used + k <= budget {
+            core_used += k;
+            used += k;
+            seen.add(&c.item);
+            out.push(c.item);
+        } else {
+            rest.push(c);
+        }
+    }
+    let mut queues: HashMap<Channel, Vec<Cand>> = HashMap::new();
+    for c in rest {
+        queues.entry(c.channel).or_default().push(c);
+    }
+    for q in queues.values_mut() {
+        q.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.item.order.cmp(&b.item.order))
+        });
+        // Each template's best unit before any template's second: distinct errors (or
+        // answers) first, then more of each.
+        let mut rank: HashMap<usize, usize> = HashMap::new();
+        let mut ranked: Vec<(usize, Cand)> = q
+            .drain(..)
+            .map(|c| {
+                let r = match c.group {
+                    Some(g) => {
+                        let e = rank.entry(g).or_default();
+                        *e += 1;
+                        *e - 1
+                    }
+                    None => 0,
+                };
+                (r, c)
+            })
+            .collect();
+        ranked.sort_by_key(|(r, _)| *r);
+        q.extend(ranked.into_iter().map(|(_, c)| c));
+        q.reverse(); // pop() takes the best
+    }
+    if std::env::var_os("TOOLSUM_DEBUG_SELECT").is_some() {
+        for (c, q) in &queues {
+            for x in q.iter().rev().take(6) {
+                eprintln!(
+                    "{c:?} {:.2} rel={:.2} L{:?} {}",
+                    x.score,
+                    x.rel,
+                    x.item.line,
+                    clip_str(&x.item.text, 100)
+                );
+            }
+        }
+    }
+    let left = budget.saturating_sub(used);
+    let share = |c: Channel| {
+        if asked {
+            c.share_asked()
+        } else if model {
+            c.share_with_model()
+        } else {
+            c.share()
+        }
+    };
+    let active: Vec<Channel> = Channel::ALL
+        .iter()
+        .copied()
+        .filter(|c| queues.get(c).is_some_and(|q| !q.is_empty()))
+        .collect();
+    // A channel's share grows with how well its best candidates match the intent (up to
+    // twice its base share).
+    let weight: HashMap<Channel, f64> = active
+        .iter()
+        .map(|&c| {
+            let q = &queues[&c];
+            let top: Vec<f64> = q.iter().rev().take(3).map(|x| x.rel).collect();
+            let mean = top.iter().sum::<f64>() / top.len().max(1) as f64;
+            (c, share(c) * (0.6 + 1.4 * mean.clamp(0.0, 1.0)))
+        })
+        .collect();
+    let share = |c: Channel| weight.get(&c).copied().unwrap_or(0.0);
+    let total_share: f64 = active.iter().map(|&c| share(c)).sum::<f64>().max(1e-9);
+    // Quotas over the channels that have candidates, so an empty channel's share is not lost.
+    let mut quota: HashMap<Channel, f64> = active
+        .iter()
+        .map(|&c| (c, left as f64 * share(c) / total_share))
+        .collect();
+    let mut spent: HashMap<Channel, f64> = HashMap::new();
+    let mut per_group: HashMap<(Channel, usize), usize> = HashMap::new();
+    let mut group_total: HashMap<usize, usize> = HashMap::new();
+    let mut done: HashSet<Channel> = HashSet::new();
+    loop {
+        let mut progressed = false;
+        for &c in &active {
+            if done.contains(&c) {
+                continue;
+            }
+            let q = queues.get_mut(&c).expect("active channels have queues");
+            // The channel's next candidate that is new, diverse and fits its quota; a few
+            // that do not fit are skipped over for smaller ones.
+            let mut tries = 0;
+            let mut took = false;
+            while let Some(cand) = q.pop() {
+                if seen.has(&cand.item) {
+                    continue;
+                }
+                if let Some(g) = cand.group {
+                    if per_group.get(&(c, g)).copied().unwrap_or(0) >= c.template_cap()
+                        || (c != Channel::Kind
+                            && c != Channel::Model
+                            && group_total.get(&g).copied().unwrap_or(0) >= 4)
+                    {
+                        continue;
+                    }
+                }
+                let k_cost = cost(&cand.item) as f64;
+                let room = quota[&c] - spent.get(&c).copied().unwrap_or(0.0);
+                // A channel's first unit may borrow from the others: every signal gets its
+                // best unit in when the whole budget has room.
+                let first = spent.get(&c).copied().unwrap_or(0.0) == 0.0
+                    && k_cost <= (budget / FIRST_BORROW_DIVISOR) as f64;
+                if (k_cost > room && !first) || used + k_cost as usize > budget {
+                    tries += 1;
+                    if tries >= 3 {
+                        break;
+                    }
+                    continue;
+                }
+                *spent.entry(c).or_default() += k_cost;
+                used += k_cost as usize;
+                if let Some(g) = cand.group {
+                    *per_group.entry((c, g)).or_default() += 1;
+                    *group_total.entry(g).or_default() += 1;
+                }
+                seen.add(&cand.item);
+                out.push(cand.item);
+                took = true;
+                break;
+            }
+            if took {
+                progressed = true;
+            } else {
+                // Out of candidates or of room: give the unspent share to the channels still
+                // taking, in proportion to their shares.
+                done.insert(c);
+                let unspent = (quota[&c] - spent.get(&c).copied().unwrap_or(0.0)).max(0.0);
+                quota.insert(c, spent.get(&c).copied().unwrap_or(0.0));
+                let open: Vec<Channel> = active
+                    .iter()
+                    .copied()
+                    .filter(|x| !done.contains(x))
+                    .collect();
+                let s: f64 = open.iter().map(|&x| share(x)).sum();
+                if s > 0.0 {
+                    for x in open {
+                        *quota.get_mut(&x).expect("quota per channel") += unspent * share(x) / s;
+                    }
+                }
+                progressed = true;
+            }
+        }
+        if !progressed || done.len() == active.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// Kind items at or above this priority are the kind reducer's core: error examples and
+/// failing tests (100-150), totals and exit lines (`MUST / 10`).
+const KIND_CORE_PRIO: f64 = 100.0;
+/// Share of the budget (after the musts) the kind core may take before the channels run.
+const KIND_CORE_SHARE: f64 = 0.35;
+
+/// A channel's first unit may exceed its share, up to this fraction (1/N) of the whole budget.
+const FIRST_BORROW_DIVISOR: usize = 6;
+
+/// Most candidates one generic channel proposes.
+const PER_CHANNEL: usize = 40;
+/// Least relevance (normalised) for the relevance channel.
+const MIN_REL: f64 = 0.25;
+/// Least rarity for the rarity channel.
+const MIN_RARE: f64 = 0.5;
+/// Least extremeness for the extremes channel.
+const MIN_EXT: f64 = 0.55;
+
+/// Bytes of a record shown in part: the fields that matter, not the first ones.
+const FOCUS_BYTES: usize = 300;
+
+/// Keys that say which record it is (shown with any field of it that matters).
+const IDENTITY_KEYS: &[&str] = &[
+    "name",
+    "id",
+    "title",
+    "key",
+    "path",
+    "file",
+    "filename",
+    "uri",
+    "url",
+    "type",
+    "kind",
+    "package",
+    "module",
+    "test",
+    "testname",
+    "classname",
+    "rule",
+    "ruleid",
+    "rule_id",
+    "check_id",
+    "cve",
+    "vulnerabilityid",
+    "severity",
+    "status",
+    "state",
+    "level",
+    "message",
+    "host",
+    "address",
+    "resource",
+    "address",
+    "label",
+    "code",
+    "version",
+];
+
+/// A record's text for the summary: whole when short, else the pairs that matter to this
+/// unit: the ones that made it rare or extreme, the ones with the intent's words or an error,
+/// and the ones naming the record, within [`FOCUS_BYTES`].
+fn focus_text(unit: &Unit, hot: Option<&Vec<usize>>, q: &Query) -> String {
+    if unit.pairs.is_empty() || unit.text.len() <= FOCUS_BYTES {
+        return unit.text.clone();
+    }
+    let mut scored: Vec<(f64, usize)> = unit
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let key = p
+                .trim_start_matches(['"', '\\'])
+                .split(['"', '\\'])
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let mut sc = 0.0;
+            if IDENTITY_KEYS.contains(&key.as_str()) {
+                sc += 1.0;
+            }
+            if k == 0 {
+                sc += 0.8;
+            }
+            sc += 1.5 * tokenize(p).iter().filter(|t| q.has(t)).count().min(3) as f64;
+            if hot.is_some_and(|h| h.contains(&unit.fields[k].0)) {
+                sc += 3.0;
+            }
+            if severity(p) == Severity::Error {
+                sc += 1.0;
+            }
+            (sc, k)
+        })
+        .filter(|(sc, _)| *sc > 0.0)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut keep = Vec::new();
+    let mut bytes = 0;
+    for (_, k) in scored {
+        let len = unit.pairs[k].len() + 2;
+        if bytes + len > FOCUS_BYTES && !keep.is_empty() {
+            continue;
+        }
+        bytes += len;
+        keep.push(k);
+    }
+    unit.render_pairs(&keep)
+}
+
+/// The candidates of the generic channels: units by each signal, and the mined facts.
+pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand> {
+    let mut out = Vec::new();
+    let n = u.units.len();
+    let push = |out: &mut Vec<Cand>, ch: Channel, i: usize, score: f64, prefix: Option<&str>| {
+        let unit = &u.units[i];
+        let section = if unit.sev == Severity::None {
+            Section::Evidence
+        } else {
+            Section::Errors
+        };
+        let shown = focus_text(unit, s.hot.get(&i), q);
+        let text = match prefix {
+            Some(p) => format!("[{p}] {shown}"),
+            None => shown,
+        };
+        out.push(Cand {
+            item: Item::line(section, unit.line, text, score),
+            channel: ch,
+            score,
+            // Records of one shape are the normal case, not near copies.
+            group: (unit.kind != UnitKind::Record).then_some(unit.template),
+            rel: s.rel[i],
+        });
+    };
+    let top = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<(usize, f64)> {
+        let mut v: Vec<(usize, f64)> = (0..n).filter_map(|i| f(i).map(|x| (i, x))).collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(PER_CHANNEL);
+        v
+    };
+    let errors = top(&|i| {
+        (u.units[i].sev != Severity::None).then(|| s.sal[i] + 0.3 * s.rel[i] + 0.2 * s.rare[i])
+    });
+    for (i, x) in errors {
+        push(&mut out, Channel::Errors, i, x, None);
+    }
+    for (i, x) in top(&|i| (s.rel[i] >= MIN_REL).then(|| s.rel[i] + 0.1 * s.sal[i])) {
+        push(&mut out, Channel::Relevance, i, x, None);
+    }
+    for (i, x) in top(&|i| (s.rare[i] >= MIN_RARE).then(|| s.rare[i] + 0.3 * s.rel[i])) {
+        push(&mut out, Channel::Rare, i, x, None);
+    }
+    for (i, x) in top(&|i| (s.ext[i] >= MIN_EXT).then(|| s.ext[i] + 0.2 * s.rel[i])) {
+        let why = s.ext_why.get(&i).map(String::as_str);
+        push(&mut out, Channel::Extreme, i, x, why);
+        // An extreme of a field the intent names answers it, whatever the row's own words.
+        if let Some(c) = out.last_mut() {
+            c.rel = c.rel.max(s.ext[i]);
+        }
+    }
+    for (i, x) in top(&|i| (s.pos[i] > 0.0).then_some(s.pos[i])) {
+        push(&mut out, Channel::Position, i, x, None);
+    }
+    // Totals, exit-status lines and summary leaves that are not errors: facts, anchored.
+    for (i, x) in top(&|i| {
+        (u.units[i].sev == Severity::None && s.sal[i] >= 0.6).then(|| s.sal[i] + 0.3 * s.rel[i])
+    }) {
+        let unit = &u.units[i];
+        out.push(Cand {
+            item: Item {
+                section: Section::KeyFacts,
+                order: 5000 + unit.line,
+                line: Some(unit.line),
+                text: unit.text.clone(),
+                prio: x,
+            },
+            channel: Channel::Facts,
+            score: x,
+            group: Some(unit.template),
+            rel: s.rel[i],
+        });
+    }
+    for (k, f) in facts.iter().enumerate() {
+        out.push(Cand {
+            item: Item {
+                section: Section::KeyFacts,
+                order: 6000 + k,
+                line: f.line,
+                text: f.text.clone(),
+                prio: f.weight,
+            },
+            channel: Channel::Facts,
+            score: f.weight,
+            group: None,
+            rel: f.weight,
+        });
+    }
+    out
+}
+
+/// The kind reducer's items as candidates of the [`Channel::Kind`] channel, with their
+/// relevance to `q`.
+pub fn from_kind(items: Vec<Item>, q: &Query) -> Vec<Cand> {
+    let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+    let mut rel = super::rank::bm25(q, &texts);
+    let max = rel.iter().cloned().fold(0.0, f64::max);
+    if max > 0.0 {
+        rel.iter_mut().for_each(|r| *r /= max);
+    }
+    items
+        .into_iter()
+        .zip(rel)
+        .map(|(item, rel)| Cand {
+            score: item.prio,
+            item,
+            channel: Channel::Kind,
+            group: None,
+            rel,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Bytes;
+    impl TokenCounter for Bytes {
+        fn count(&self, text: &str) -> usize {
+            text.len() / 4 + 1
+        }
+    }
+
+    fn cand(ch: Channel, line: usize, text: &str, score: f64, group: Option<usize>) -> Cand {
+        Cand {
+            item: Item::line(Section::Evidence, line, text, score),
+            channel: ch,
+            score,
+            group,
+            rel: 0.5,
+        }
+    }
+
+    #[test]
+    fn no_channel_eats_the_budget() {
+        let mut c = Vec::new();
+        for i in 0..200 {
+            c.push(cand(
+                Channel::Kind,
+                i + 1,
+                &format!("kind line number {i} with some words"),
+                100.0 - i as f64,
+                None,
+            ));
+        }
+        c.push(cand(
+            Channel::Rare,
+            900,
+            "Accepted password for deploy",
+            1.0,
+            Some(7),
+        ));
+        c.push(cand(Channel::Extreme, 901, "largest: 99999", 1.0, Some(8)));
+        let out = select(c, 300, &Bytes, false);
+        assert!(out.iter().any(|i| i.line == Some(900)));
+        assert!(out.iter().any(|i| i.line == Some(901)));
+        assert!(out.iter().filter(|i| i.line.unwrap() <= 200).count() > 10);
+    }
+
+    #[test]
+    fn unspent_shares_go_to_others_and_templates_are_capped() {
+        let mut c = Vec::new();
+        for i in 0..50 {
+            c.push(cand(
+                Channel::Relevance,
+                i + 1,
+                &format!("GET /api/users {i}"),
+                1.0,
+                Some(1),
+            ));
+        }
+        for i in 0..50 {
+            c.push(cand(
+                Channel::Relevance,
+                100 + i,
+                &format!("POST /api/orders {i}"),
+                0.9,
+                Some(2),
+            ));
+        }
+        let out = select(c, 400, &Bytes, false);
+        // Only one channel: it may use the whole budget, but at most 3 units per template.
+        assert_eq!(out.iter().filter(|i| i.line.unwrap() < 100).count(), 3);
+        assert_eq!(out.iter().filter(|i| i.line.unwrap() >= 100).count(), 3);
+    }
+
+    #[test]
+    fn musts_always_and_duplicates_once() {
+        let mut m = Item::fact(1, "kind: log", MUST);
+        m.prio = MUST;
+        let c = vec![
+            Cand {
+                item: m,
+                channel: Channel::Facts,
+                score: 1.0,
+                group: None,
+                rel: 0.0,
+            },
+            cand(Channel::Errors, 5, "ERROR x", 1.0, None),
+            cand(Channel::Kind, 5, "ERROR x", 1.0, None),
+        ];
+        let out = select(c, 20, &Bytes, false);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].text, "kind: log");
+    }
+}

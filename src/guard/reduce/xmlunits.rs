@@ -1,0 +1,251 @@
+//! XML (and XHTML-like markup) cut into records: an element that repeats under one parent path
+//! (`<item>` of an API response, `<host>` of a scan, `<testcase>` of a report) is a record whose
+//! fields are its attributes and its leaf children (`<spotPrice>1.122000</spotPrice>`), shown as
+//! the file writes them. Lines outside records stay lines. quick-xml reads the events; every
+//! shown text is a span of the source, so it quotes the file verbatim.
+
+use std::collections::HashMap;
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+
+use super::show_line;
+use super::units::{Builder, UnitKind};
+
+/// Fewest elements at one path for them to be records.
+const MIN_RECORDS: usize = 3;
+/// Deepest element path followed.
+const MAX_DEPTH: usize = 24;
+/// Most elements read (a bound on the cost of huge documents).
+const MAX_ELEMENTS: usize = 400_000;
+
+/// A leaf child of an element: `<name attr="…">value</name>` or `<name attr="…"/>`.
+struct Leaf {
+    name: String,
+    value: String,
+    attrs: Vec<(String, String)>,
+    span: (usize, usize),
+}
+
+/// An element being read.
+struct Open {
+    name: String,
+    path: String,
+    start: usize,
+    text_start: usize,
+    attrs: Vec<(String, String)>,
+    leaves: Vec<Leaf>,
+    children: usize,
+}
+
+/// A finished element that may be a record.
+struct Cand {
+    path: String,
+    span: (usize, usize),
+    attrs: Vec<(String, String)>,
+    leaves: Vec<Leaf>,
+}
+
+fn attrs(e: &BytesStart<'_>) -> Vec<(String, String)> {
+    e.attributes()
+        .flatten()
+        .take(32)
+        .map(|a| {
+            (
+                String::from_utf8_lossy(a.key.as_ref()).into_owned(),
+                String::from_utf8_lossy(&a.value).into_owned(),
+            )
+        })
+        .collect()
+}
+
+fn name(e: &BytesStart<'_>) -> String {
+    String::from_utf8_lossy(e.name().as_ref()).into_owned()
+}
+
+/// Cuts an XML text into record, leaf and line units. Returns false when the text is not
+/// well-formed XML or holds no repeated element (the caller then cuts it into lines).
+pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
+    let mut r = Reader::from_str(text);
+    r.config_mut().check_end_names = false;
+    let mut stack: Vec<Open> = Vec::new();
+    let mut cands: Vec<Cand> = Vec::new();
+    let mut elements = 0usize;
+    loop {
+        let p0 = r.buffer_position() as usize;
+        let ev = match r.read_event() {
+            Ok(ev) => ev,
+            Err(_) => return false,
+        };
+        let p1 = r.buffer_position() as usize;
+        match ev {
+            Event::Start(e) => {
+                elements += 1;
+                if elements > MAX_ELEMENTS || stack.len() >= MAX_DEPTH {
+                    break;
+                }
+                let n = name(&e);
+                let path = match stack.last() {
+                    Some(p) => format!("{}/{n}", p.path),
+                    None => n.clone(),
+                };
+                stack.push(Open {
+                    name: n,
+                    path,
+                    start: p0,
+                    text_start: p1,
+                    attrs: attrs(&e),
+                    leaves: Vec::new(),
+                    children: 0,
+                });
+            }
+            Event::Empty(e) => {
+                elements += 1;
+                let n = name(&e);
+                let a = attrs(&e);
+                let path = match stack.last() {
+                    Some(p) => format!("{}/{n}", p.path),
+                    None => n.clone(),
+                };
+                if !a.is_empty() {
+                    cands.push(Cand {
+                        path,
+                        span: (p0, p1),
+                        attrs: a.clone(),
+                        leaves: Vec::new(),
+                    });
+                }
+                if let Some(p) = stack.last_mut() {
+                    p.children += 1;
+                    p.leaves.push(Leaf {
+                        name: n,
+                        value: String::new(),
+                        attrs: a,
+                        span: (p0, p1),
+                    });
+                }
+            }
+            Event::End(_) => {
+                let Some(o) = stack.pop() else { break };
+                if o.children == 0 {
+                    let value = text.get(o.text_start..p0).unwrap_or("").trim().to_string();
+                    if !o.attrs.is_empty() {
+                        cands.push(Cand {
+                            path: o.path.clone(),
+                            span: (o.start, p1),
+                            attrs: o.attrs.clone(),
+                            leaves: Vec::new(),
+                        });
+                    }
+                    if let Some(p) = stack.last_mut() {
+                        p.children += 1;
+                        p.leaves.push(Leaf {
+                            name: o.name,
+                            value,
+                            attrs: o.attrs,
+                            span: (o.start, p1),
+                        });
+                    }
+                } else {
+                    if let Some(p) = stack.last_mut() {
+                        p.children += 1;
+                    }
+                    if !o.leaves.is_empty() || !o.attrs.is_empty() {
+                        cands.push(Cand {
+                            path: o.path,
+                            span: (o.start, p1),
+                            attrs: o.attrs,
+                            leaves: o.leaves,
+                        });
+                    }
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let mut per_path: HashMap<&str, usize> = HashMap::new();
+    for c in &cands {
+        *per_path.entry(c.path.as_str()).or_default() += 1;
+    }
+    let line_of = |off: usize| match starts.binary_search(&off) {
+        Ok(i) => i + 1,
+        Err(i) => i.max(1),
+    };
+    let mut covered: Vec<(usize, usize)> = Vec::new();
+    // Records, outermost first when they nest (a record inside another stays a record too).
+    let mut records: Vec<&Cand> = cands
+        .iter()
+        .filter(|c| per_path[c.path.as_str()] >= MIN_RECORDS)
+        .collect();
+    if records.is_empty() {
+        return false;
+    }
+    records.sort_by_key(|c| c.span.0);
+    for c in records {
+        let src = &text[c.span.0..c.span.1];
+        let line = line_of(c.span.0);
+        let mut pairs: Vec<String> = Vec::new();
+        let mut fields: Vec<(String, String)> = Vec::new();
+        for (k, v) in &c.attrs {
+            pairs.push(format!("{k}=\"{v}\""));
+            fields.push((format!("@{k}"), v.clone()));
+        }
+        for l in &c.leaves {
+            pairs.push(show_line(text[l.span.0..l.span.1].trim()));
+            fields.push((l.name.clone(), l.value.clone()));
+            for (k, v) in &l.attrs {
+                fields.push((format!("{}@{k}", l.name), v.clone()));
+            }
+        }
+        let one_line = !src.contains('\n');
+        let shown = if one_line || c.leaves.is_empty() {
+            show_line(src.trim())
+        } else {
+            // The element's tag line, then its leaves as the file writes them.
+            let head = src.lines().next().unwrap_or("").trim();
+            format!("{head} {}", pairs[c.attrs.len()..].join(" "))
+        };
+        let u = b.push(line, show_line(&shown), UnitKind::Record, c.path.clone());
+        let ids: Vec<(usize, String)> = fields
+            .iter()
+            .map(|(k, v)| (b.field(k), v.clone()))
+            .collect();
+        // Pairs parallel to fields: attributes of leaves have no pair of their own, so they
+        // share their leaf's.
+        let mut par: Vec<String> = Vec::new();
+        for (k, v) in &c.attrs {
+            par.push(format!("{k}=\"{v}\""));
+        }
+        for l in &c.leaves {
+            let p = show_line(text[l.span.0..l.span.1].trim());
+            par.push(p.clone());
+            for _ in &l.attrs {
+                par.push(p.clone());
+            }
+        }
+        b.set_record(u, ids, par, " ");
+        covered.push((line, line_of(c.span.1.saturating_sub(1))));
+    }
+    // Lines outside every record.
+    covered.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (a, z) in covered {
+        match merged.last_mut() {
+            Some(m) if a <= m.1 + 1 => m.1 = m.1.max(z),
+            _ => merged.push((a, z)),
+        }
+    }
+    let mut k = 0;
+    for (i, l) in text.split('\n').enumerate() {
+        let ln = i + 1;
+        while k < merged.len() && merged[k].1 < ln {
+            k += 1;
+        }
+        if k < merged.len() && merged[k].0 <= ln && ln <= merged[k].1 {
+            continue;
+        }
+        b.line(ln, l);
+    }
+    true
+}
