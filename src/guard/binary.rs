@@ -450,6 +450,29 @@ pub(crate) mod tests {
         out
     }
 
+    /// A valid 8 kHz mono 16-bit PCM WAV of `samples` samples (a RIFF header and a sine-ish
+    /// ramp), built in memory.
+    pub(crate) fn wav(samples: u32) -> Vec<u8> {
+        let data_len = samples * 2;
+        let mut out = b"RIFF".to_vec();
+        out.extend_from_slice(&(36 + data_len).to_le_bytes());
+        out.extend_from_slice(b"WAVEfmt ");
+        out.extend_from_slice(&16u32.to_le_bytes());
+        out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+        out.extend_from_slice(&1u16.to_le_bytes()); // mono
+        out.extend_from_slice(&8_000u32.to_le_bytes());
+        out.extend_from_slice(&16_000u32.to_le_bytes());
+        out.extend_from_slice(&2u16.to_le_bytes());
+        out.extend_from_slice(&16u16.to_le_bytes());
+        out.extend_from_slice(b"data");
+        out.extend_from_slice(&data_len.to_le_bytes());
+        for i in 0..samples {
+            let v = ((i % 40) as i16 - 20) * 800;
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
+
     fn corpus(name: &str) -> Vec<u8> {
         crate::guard::test_corpus(name)
     }

@@ -19,6 +19,7 @@
 pub mod ask;
 pub mod binary;
 pub mod clean;
+pub mod decode;
 pub mod ground;
 pub mod pipeline;
 pub mod preview;
