@@ -53,8 +53,8 @@ pub const MAX_NUL_DIVISOR: usize = 8;
 /// Decoded text may hold at most this many percent control characters other than TAB, LF, VT,
 /// FF, CR, BEL, BS, SO, SI and ESC (which terminals use) and NUL (see [`MAX_NUL_DIVISOR`]);
 /// C1 controls (U+0080-U+009F), private-use characters and noncharacters count too. Uniformly
-/// random bytes hold ~8.6 % such C0 bytes (22 of 256), real text almost none; under 100 chars,
-/// none is allowed.
+/// random bytes hold ~8.6 % such C0 bytes (22 of 256), real text almost none; one is always
+/// allowed (a tool that printed one odd byte).
 pub const MAX_CONTROL_PERCENT: usize = 1;
 
 /// At most this many bad UTF-8 sequences (each under 1 % of the bytes in total) in otherwise
@@ -195,9 +195,7 @@ pub fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
         }
     }
     let st = Utf8Stats::of(bytes);
-    if st.nuls * MAX_NUL_DIVISOR > bytes.len()
-        || st.controls * 100 > bytes.len() * MAX_CONTROL_PERCENT
-    {
+    if st.nuls * MAX_NUL_DIVISOR > bytes.len() || !few_controls(st.controls, bytes.len()) {
         return None;
     }
     let few_bad = st.invalid_seqs == 0
@@ -229,6 +227,12 @@ fn strong_magic(bytes: &[u8]) -> bool {
             || head
                 .iter()
                 .any(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f))
+}
+
+/// True when `odd` control chars among `chars` are few enough for a text: one, or at most
+/// [`MAX_CONTROL_PERCENT`] %.
+fn few_controls(odd: usize, chars: usize) -> bool {
+    odd <= 1 || odd * 100 <= chars * MAX_CONTROL_PERCENT
 }
 
 /// True when `c` is a control char a text should not hold (see [`MAX_CONTROL_PERCENT`]).
@@ -290,6 +294,22 @@ impl Utf8Stats {
         }
         st
     }
+}
+
+/// `bytes` as UTF-8 with each invalid sequence as U+FFFD and each NUL as [`NUL_MARK`], whatever
+/// they are (for binary content kept inline on request).
+pub fn lossy(bytes: &[u8]) -> Decoded<'_> {
+    if !bytes.contains(&0) {
+        if let Ok(s) = std::str::from_utf8(bytes) {
+            return Decoded {
+                text: Cow::Borrowed(s),
+                encoding: UTF_8,
+                invalid: 0,
+                nuls: 0,
+            };
+        }
+    }
+    utf8_lossy(bytes)
 }
 
 /// UTF-8 with each invalid sequence as U+FFFD and each NUL as [`NUL_MARK`].
@@ -398,8 +418,8 @@ pub fn plausible(text: &str, enc: &'static Encoding) -> Option<Verdict> {
     }
     (errors <= 1 + chars / MAX_ERROR_DIVISOR
         && nuls * MAX_NUL_DIVISOR <= chars
-        && odd * 100 <= chars * MAX_CONTROL_PERCENT)
-        .then_some(Verdict { errors, nuls })
+        && few_controls(odd, chars))
+    .then_some(Verdict { errors, nuls })
 }
 
 /// Rule 7: `chardetng`'s guess, else the first CJK encoding with the fewest errors, when its
