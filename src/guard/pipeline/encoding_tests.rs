@@ -288,3 +288,27 @@ mod nothing_lost {
         }
     }
 }
+
+#[test]
+fn the_callers_copy_is_pointed_to_not_saved_again() {
+    let d = tempfile::tempdir().unwrap();
+    let raw = enc(GBK, BANNER);
+    std::fs::create_dir(d.path().join("long_responses")).unwrap();
+    std::fs::write(d.path().join("long_responses/agent.txt"), &raw).unwrap();
+    let mut rq = req(d.path(), raw.clone());
+    rq.source = Some(crate::guard::SavedFile {
+        path: "long_responses/agent.txt".into(),
+        bytes: raw.len() as u64,
+        media_type: "text/plain".into(),
+    });
+    let r = done(prepare(rq, Some(&QuarterCounter)).unwrap());
+    assert!(r.text.ends_with(&format!(
+        "[decoded from GBK; raw bytes saved to long_responses/agent.txt ({} bytes)]",
+        raw.len()
+    )));
+    assert_eq!(pointed(d.path(), &r), raw);
+    let files = std::fs::read_dir(d.path().join("long_responses"))
+        .unwrap()
+        .count();
+    assert_eq!(files, 1);
+}
