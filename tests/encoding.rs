@@ -20,15 +20,29 @@ fn guard(socket: &Path, session: &Path, input: &[u8], extra: &[&str]) -> GuardRe
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-/// The bytes of the saved file that the result's pointer line names.
+/// The bytes of the file that the result's pointer line (`[…; raw bytes saved to PATH (N
+/// bytes)]`) names, opened as an agent would: an absolute path, or one relative to its cwd.
 #[track_caller]
 fn pointed(session: &Path, r: &GuardResponse) -> Vec<u8> {
-    let f = r
-        .saved
-        .iter()
-        .find(|f| r.text.contains(&format!("raw bytes saved to {} (", f.path)))
-        .unwrap_or_else(|| panic!("no pointer to a saved file in {:?} / {:?}", r.text, r.saved));
-    std::fs::read(session.join(&f.path)).unwrap()
+    let line = r
+        .text
+        .lines()
+        .find(|l| l.starts_with('[') && l.contains("; raw bytes saved to "))
+        .unwrap_or_else(|| panic!("no pointer line in {:?}", r.text));
+    let path = line
+        .split_once("; raw bytes saved to ")
+        .and_then(|(_, rest)| rest.rsplit_once(" ("))
+        .unwrap()
+        .0;
+    let p = Path::new(path);
+    let full = if p.is_absolute() {
+        p.to_path_buf()
+    } else if session.join(p).exists() {
+        session.join(p)
+    } else {
+        std::env::current_dir().unwrap().join(p)
+    };
+    std::fs::read(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
 }
 
 fn gbk(s: &str) -> Vec<u8> {
@@ -85,9 +99,7 @@ fn legacy_encoded_output_through_the_daemon() {
     assert_eq!(r.encoding.as_deref(), Some("GBK"), "{r:?}");
     assert!(r.text.contains("数据库连接失败"), "{}", r.text);
     assert!(!r.text.contains('\u{FFFD}'), "{}", r.text);
-    assert!(r
-        .text
-        .contains("[decoded from GBK; raw bytes saved to long_responses/"));
+    assert!(r.text.contains("[decoded from GBK; raw bytes saved to "));
     assert_eq!(pointed(&session, &r), raw);
 
     // The 85-byte console banner passes through decoded, with its pointer.
