@@ -312,3 +312,50 @@ fn the_callers_copy_is_pointed_to_not_saved_again() {
         .count();
     assert_eq!(files, 1);
 }
+
+#[test]
+fn asking_a_saved_legacy_output_reads_it_decoded() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s: String = (0..300)
+        .map(|i| format!("2024-05-01 10:00:{:02} 信息 任务 {i} 完成\n", i % 60))
+        .collect();
+    s.push_str("2024-05-01 10:05:00 错误：磁盘空间不足 (/var/lib/db)\n");
+    let raw = enc(GBK, &s);
+    let saved = crate::guard::SavedFile {
+        path: "long_responses/x_Bash.txt".into(),
+        bytes: raw.len() as u64,
+        media_type: "text/plain; charset=GBK".into(),
+    };
+    let ask = |token_limit| crate::guard::ask::AskRequest {
+        output: crate::guard::ask::SavedOutput {
+            path: d.path().join(&saved.path),
+            session_dir: d.path().to_path_buf(),
+            saved: saved.clone(),
+            tool: "Bash".into(),
+            content: raw.clone(),
+            owner: (0, 0, 0o600),
+        },
+        question: "which disk is full?".into(),
+        limits: Limits {
+            token_limit,
+            ..Limits::default()
+        },
+        deadline: None,
+    };
+    let j = job(super::prepare_saved(ask(500), Some(&QuarterCounter)));
+    assert!(j.text.contains("错误：磁盘空间不足 (/var/lib/db)"));
+    let r = j.fallback(Some(&QuarterCounter), "test");
+    assert_eq!(r.encoding.as_deref(), Some("GBK"));
+    assert!(r.text.contains(&format!(
+        "[decoded from GBK; raw bytes saved to {} (",
+        saved.path
+    )));
+    let r = done(super::prepare_saved(ask(100_000), Some(&QuarterCounter)));
+    assert_eq!(r.kind, ResultKind::Passthrough);
+    assert!(r.text.starts_with(&s), "{}", &r.text[..200]);
+    assert!(r.text.ends_with(&format!(
+        "[decoded from GBK; raw bytes saved to {} ({} bytes)]",
+        saved.path,
+        crate::guard::save::thousands(raw.len() as u64)
+    )));
+}
