@@ -140,5 +140,39 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(pipeline, benches);
+/// Reading a 1 MB output as text ([`toolsum::guard::decode::decode`]): UTF-8 (the fast path),
+/// GBK (a Chinese line every 20 lines; `chardetng` reads the first 256 KiB) and UTF-16LE.
+fn decode_benches(c: &mut Criterion) {
+    use toolsum::guard::decode::decode;
+    let text = mixed(&corpus());
+    let with_cjk: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i % 20 == 0 {
+                format!("{l}\n2024-05-01 错误：数据库连接失败，正在重试。\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let (gbk, _, _) = encoding_rs::GBK.encode(&with_cjk);
+    let utf16: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let mut g = c.benchmark_group("decode");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    for (name, bytes) in [
+        ("utf8_1MB", text.as_bytes()),
+        ("gbk_1MB", &gbk[..]),
+        ("utf16le_2MB", &utf16[..]),
+    ] {
+        assert!(decode(bytes).is_some(), "{name} read as binary");
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| decode(black_box(bytes)).map(|d| d.nuls))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(pipeline, benches, decode_benches);
 criterion_main!(pipeline);

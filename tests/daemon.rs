@@ -247,7 +247,7 @@ fn queue_shape_cheap_requests_never_wait_for_the_model() {
 // ---------------------------------------------------------------- tier 3: real binary + tiny model
 
 /// A daemon child process, SIGKILLed if a test panics before it is stopped.
-struct Daemon {
+pub(crate) struct Daemon {
     child: Option<Child>,
     socket: PathBuf,
 }
@@ -282,7 +282,7 @@ fn thread_nices(pid: u32) -> Vec<(String, i64)> {
     out
 }
 
-fn start_daemon(socket: &Path, envs: &[(&str, &str)]) -> Daemon {
+pub(crate) fn start_daemon(socket: &Path, envs: &[(&str, &str)]) -> Daemon {
     let model = util::model_path("tiny");
     let child = Command::new(util::bin())
         .args(["serve", "--socket"])

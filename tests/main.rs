@@ -1,6 +1,7 @@
 //! Integration tests, compiled as one crate (STYLE.md, tier 2 and 3).
 mod bench;
 mod daemon;
+mod encoding;
 mod engine;
 mod faults;
 mod hooks;

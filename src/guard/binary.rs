@@ -3,9 +3,12 @@
 //! Three shapes are handled, at every size (this step runs before counting):
 //! - the whole result is base64 (plain, line-wrapped, a JSON string, or a `data:` URI) of a
 //!   known file type ([`whole`]);
-//! - the whole result is raw non-text bytes: NUL bytes or many invalid UTF-8 bytes ([`whole`]);
+//! - the whole result is raw bytes that are not text in any encoding [`super::decode`] reads
+//!   ([`whole`], [`raw`]);
 //! - base64 files inside JSON string fields, such as MCP content blocks
-//!   `{"type":"image","data":"iVBOR…","mimeType":"image/png"}` ([`find_blobs`], [`replace_blobs`]).
+//!   `{"type":"image","data":"iVBOR…","mimeType":"image/png"}`, also inside JSON documents held
+//!   in string fields at any depth up to [`MAX_NESTING`] (an MCP text block whose text is
+//!   `{"audio":"UklGR…"}`) ([`find_blobs`], [`replace_blobs`]).
 //!
 //! "Known file type" means the magic bytes are recognised by the `infer` crate (PNG, JPEG, GIF,
 //! WebP, PDF, ZIP, GZIP, ...), excluding its text matchers (HTML, XML, shell scripts). A
@@ -25,12 +28,9 @@ use super::{GuardError, SavedFile};
 /// are ids and hashes, not files. 64 chars decode to 48 bytes, enough for any magic number.
 pub const MIN_BLOB_CHARS: usize = 64;
 
-/// Raw results whose first this many bytes contain a NUL are binary (git's heuristic, 8,000 bytes).
-const NUL_SCAN_BYTES: usize = 8_000;
-
-/// Raw results with more than 1 in this many bytes invalid UTF-8 (or NUL) are binary (10 %);
-/// fewer are text with a few bad bytes, decoded lossily.
-const INVALID_RATIO_DIVISOR: usize = 10;
+/// Deepest JSON-in-a-JSON-string nesting searched for blobs (8 levels): an MCP result holds a
+/// text block whose text is JSON (2 levels); tools that wrap tools add one level each.
+pub const MAX_NESTING: usize = 8;
 
 /// Where a blob came from, for its description.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,37 +229,25 @@ fn decode_file(s: &[u8]) -> Option<Blob> {
     Some(Blob::new(bytes, mime.into(), ext.into(), Origin::Base64))
 }
 
-/// True when `content` is raw binary rather than text: a NUL in its first 8,000 bytes, or more
-/// than 10 % of its bytes NUL or invalid UTF-8.
+/// True when `content` is raw binary rather than text: [`super::decode::decode`] reads it in
+/// no encoding.
 pub fn is_raw_binary(content: &[u8]) -> bool {
-    if memchr::memchr(0, &content[..content.len().min(NUL_SCAN_BYTES)]).is_some() {
-        return true;
-    }
-    let mut bad = memchr::memchr_iter(0, content).count();
-    for chunk in content.utf8_chunks() {
-        bad += chunk.invalid().len();
-    }
-    bad * INVALID_RATIO_DIVISOR > content.len()
+    super::decode::decode(content).is_none()
 }
 
-/// The whole result as one file: base64 (plain, wrapped, JSON string or `data:` URI) of a known
-/// type, or raw non-text bytes. `None` for text.
-pub fn whole(content: &[u8]) -> Option<Blob> {
-    if content.is_empty() {
-        return None;
-    }
-    if is_raw_binary(content) {
-        let (mime, ext) = sniff(content).unwrap_or(("application/octet-stream", "bin"));
-        return Some(Blob::new(
-            content.to_vec(),
-            mime.into(),
-            ext.into(),
-            Origin::Raw,
-        ));
-    }
-    let start = content.iter().position(|b| !b.is_ascii_whitespace())?;
-    let end = content.iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
-    let mut s = &content[start..end];
+/// `content` as a raw binary blob, named by its magic bytes when `infer` knows them
+/// (`application/octet-stream`, `.bin` otherwise).
+pub fn raw(content: &[u8]) -> Blob {
+    let (mime, ext) = sniff(content).unwrap_or(("application/octet-stream", "bin"));
+    Blob::new(content.to_vec(), mime.into(), ext.into(), Origin::Raw)
+}
+
+/// The whole text as one base64 file (plain, wrapped, JSON string or `data:` URI) of a known
+/// type; `None` otherwise.
+pub fn whole_base64(text: &[u8]) -> Option<Blob> {
+    let start = text.iter().position(|b| !b.is_ascii_whitespace())?;
+    let end = text.iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
+    let mut s = &text[start..end];
     let unquoted;
     if s.len() >= 2 && s[0] == b'"' && s[s.len() - 1] == b'"' {
         unquoted = serde_json::from_slice::<String>(s).ok()?;
@@ -268,13 +256,60 @@ pub fn whole(content: &[u8]) -> Option<Blob> {
     decode_file(s)
 }
 
-/// Base64 files inside double-quoted string fields of `text` (JSON or JSON-like): byte ranges of
-/// the whole quoted literals (quotes included) and the decoded files, in order.
+/// The whole result as one file: raw bytes that are not text ([`raw`]), or a base64 file
+/// ([`whole_base64`]). `None` for text.
+pub fn whole(content: &[u8]) -> Option<Blob> {
+    if content.is_empty() {
+        return None;
+    }
+    if is_raw_binary(content) {
+        return Some(raw(content));
+    }
+    whole_base64(content)
+}
+
+/// A blob found by [`scan`]: in a string literal, or inside a JSON document held in one.
+#[derive(Debug)]
+enum Hit {
+    /// The literal at this byte range is a base64 file.
+    Blob(Range<usize>, Blob),
+    /// The literal at this byte range is a string (its decoded value here) holding blobs.
+    Nested(Range<usize>, String, Vec<Hit>),
+}
+
+impl Hit {
+    fn flatten(self, range: Option<&Range<usize>>, out: &mut Vec<(Range<usize>, Blob)>) {
+        match self {
+            Hit::Blob(r, b) => out.push((range.cloned().unwrap_or(r), b)),
+            Hit::Nested(r, _, hits) => {
+                let outer = range.cloned().unwrap_or(r);
+                for h in hits {
+                    h.flatten(Some(&outer), out);
+                }
+            }
+        }
+    }
+}
+
+/// Base64 files inside double-quoted string fields of `text` (JSON or JSON-like), at any depth
+/// of JSON held in string fields up to [`MAX_NESTING`]: byte ranges of the whole quoted literals
+/// of `text` (quotes included; for a nested blob, the outer literal that holds it) and the
+/// decoded files, in order.
 ///
 /// A candidate is a string of at least [`MIN_BLOB_CHARS`] chars, on one line, made of base64
 /// characters (JSON escapes allowed) or a base64 `data:` URI, not all hex digits, that decodes to
-/// a known file type.
+/// a known file type. A longer string with an escaped quote (`\"`) is decoded and searched in
+/// turn.
 pub fn find_blobs(text: &str) -> Vec<(Range<usize>, Blob)> {
+    let mut out = Vec::new();
+    for h in scan(text, 0) {
+        h.flatten(None, &mut out);
+    }
+    out
+}
+
+/// The blobs of `text` at nesting `depth` (see [`find_blobs`]).
+fn scan(text: &str, depth: usize) -> Vec<Hit> {
     let b = text.as_bytes();
     let mut found = Vec::new();
     let mut i = 0;
@@ -306,28 +341,37 @@ pub fn find_blobs(text: &str) -> Vec<(Range<usize>, Blob)> {
         if inner.len() < MIN_BLOB_CHARS {
             continue;
         }
+        let decoded = || serde_json::from_str::<String>(&text[open..=close]).ok();
         let body_start = split_data_uri(inner).map_or(0, |(_, p)| inner.len() - p.len());
-        if !inner[body_start..]
-            .iter()
-            .all(|&c| is_b64_byte(c) || c == b'\\')
-            || inner[body_start..].iter().all(u8::is_ascii_hexdigit)
+        let body = &inner[body_start..];
+        if body.iter().all(|&c| is_b64_byte(c) || c == b'\\')
+            && !body.iter().all(u8::is_ascii_hexdigit)
         {
+            let owned;
+            let value: &[u8] = if escaped {
+                match decoded() {
+                    Some(s) => {
+                        owned = s;
+                        owned.as_bytes()
+                    }
+                    None => continue,
+                }
+            } else {
+                inner
+            };
+            if let Some(blob) = decode_file(value) {
+                found.push(Hit::Blob(open..close + 1, blob));
+            }
             continue;
         }
-        let owned;
-        let value: &[u8] = if escaped {
-            match serde_json::from_slice::<String>(&b[open..=close]) {
-                Ok(s) => {
-                    owned = s;
-                    owned.as_bytes()
+        // A JSON document (or JSON-like text) inside this string: its quotes are escaped.
+        if escaped && depth < MAX_NESTING && memchr::memchr(b'"', inner).is_some() {
+            if let Some(s) = decoded() {
+                let hits = scan(&s, depth + 1);
+                if !hits.is_empty() {
+                    found.push(Hit::Nested(open..close + 1, s, hits));
                 }
-                Err(_) => continue,
             }
-        } else {
-            inner
-        };
-        if let Some(blob) = decode_file(value) {
-            found.push((open..close + 1, blob));
         }
     }
     found
@@ -346,7 +390,8 @@ pub struct Replaced {
 }
 
 /// Saves every blob [`find_blobs`] finds in `text` and replaces it by a JSON string holding its
-/// description (so JSON stays valid). `None` when there is no blob.
+/// description (so JSON stays valid; a nested one inside its re-encoded outer string, so the
+/// outer JSON stays valid too). `None` when there is no blob.
 ///
 /// # Errors
 /// A request error ([`GuardError::is_request_error`]) from saving; other save errors are
@@ -356,39 +401,61 @@ pub fn replace_blobs(
     session_dir: &Path,
     tool: &str,
 ) -> Result<Option<Replaced>, GuardError> {
-    let blobs = find_blobs(text);
-    if blobs.is_empty() {
+    let hits = scan(text, 0);
+    if hits.is_empty() {
         return Ok(None);
     }
+    let mut r = Replaced {
+        text: String::new(),
+        saved: Vec::new(),
+        failure: None,
+    };
+    r.text = rewrite(text, hits, session_dir, tool, &mut r)?;
+    Ok(Some(r))
+}
+
+/// `text` with each hit replaced (see [`replace_blobs`]); saved files and failures go to `acc`.
+fn rewrite(
+    text: &str,
+    hits: Vec<Hit>,
+    session_dir: &Path,
+    tool: &str,
+    acc: &mut Replaced,
+) -> Result<String, GuardError> {
     let mut out = String::with_capacity(text.len().min(1 << 20));
-    let mut saved = Vec::new();
-    let mut failure = None;
     let mut last = 0;
-    for (range, blob) in blobs {
-        out.push_str(&text[last..range.start]);
-        let desc = match blob.save(session_dir, tool) {
-            Ok((f, d)) => {
-                saved.push(f);
-                d
+    for hit in hits {
+        let range = match hit {
+            Hit::Blob(range, blob) => {
+                out.push_str(&text[last..range.start]);
+                let desc = match blob.save(session_dir, tool) {
+                    Ok((f, d)) => {
+                        acc.saved.push(f);
+                        d
+                    }
+                    Err(e) if e.is_request_error() => return Err(e),
+                    Err(e) => {
+                        let d = blob.describe(&format!("not saved: {}", e.kind()));
+                        acc.failure.get_or_insert(e);
+                        d
+                    }
+                };
+                out.push('"');
+                out.push_str(&desc);
+                out.push('"');
+                range
             }
-            Err(e) if e.is_request_error() => return Err(e),
-            Err(e) => {
-                let d = blob.describe(&format!("not saved: {}", e.kind()));
-                failure.get_or_insert(e);
-                d
+            Hit::Nested(range, inner, hits) => {
+                out.push_str(&text[last..range.start]);
+                let replaced = rewrite(&inner, hits, session_dir, tool, acc)?;
+                out.push_str(&serde_json::Value::String(replaced).to_string());
+                range
             }
         };
-        out.push('"');
-        out.push_str(&desc);
-        out.push('"');
         last = range.end;
     }
     out.push_str(&text[last..]);
-    Ok(Some(Replaced {
-        text: out,
-        saved,
-        failure,
-    }))
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -447,6 +514,29 @@ pub(crate) mod tests {
         chunk(&mut out, b"IHDR", &ihdr);
         chunk(&mut out, b"IDAT", &z);
         chunk(&mut out, b"IEND", &[]);
+        out
+    }
+
+    /// A valid 8 kHz mono 16-bit PCM WAV of `samples` samples (a RIFF header and a sine-ish
+    /// ramp), built in memory.
+    pub(crate) fn wav(samples: u32) -> Vec<u8> {
+        let data_len = samples * 2;
+        let mut out = b"RIFF".to_vec();
+        out.extend_from_slice(&(36 + data_len).to_le_bytes());
+        out.extend_from_slice(b"WAVEfmt ");
+        out.extend_from_slice(&16u32.to_le_bytes());
+        out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+        out.extend_from_slice(&1u16.to_le_bytes()); // mono
+        out.extend_from_slice(&8_000u32.to_le_bytes());
+        out.extend_from_slice(&16_000u32.to_le_bytes());
+        out.extend_from_slice(&2u16.to_le_bytes());
+        out.extend_from_slice(&16u16.to_le_bytes());
+        out.extend_from_slice(b"data");
+        out.extend_from_slice(&data_len.to_le_bytes());
+        for i in 0..samples {
+            let v = ((i % 40) as i16 - 20) * 800;
+            out.extend_from_slice(&v.to_le_bytes());
+        }
         out
     }
 
@@ -552,6 +642,77 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn base64_in_json_in_an_mcp_text_block() {
+        let w = wav(400);
+        let inner =
+            serde_json::json!({"audio": STANDARD.encode(&w), "format": "wav", "seconds": 0.05});
+        let mcp = serde_json::json!({"content": [
+            {"type": "text", "text": inner.to_string()},
+            {"type": "text", "text": "transcribed: \"hello\""},
+        ]});
+        let text = mcp.to_string();
+        assert!(text.contains("{\\\"audio\\\":\\\"UklGR"), "{text}");
+        let found = find_blobs(&text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].1.media_type, "audio/x-wav");
+        assert_eq!(found[0].1.bytes, w);
+        assert!(text[found[0].0.clone()].starts_with("\"{\\\"audio"));
+        let d = tempfile::tempdir().unwrap();
+        let r = replace_blobs(&text, d.path(), "mcp__tts__speak")
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.saved.len(), 1);
+        assert!(r.saved[0].path.ends_with(".wav"), "{}", r.saved[0].path);
+        assert_eq!(std::fs::read(d.path().join(&r.saved[0].path)).unwrap(), w);
+        assert!(!r.text.contains("UklGR"), "{}", r.text);
+        // Both levels stay valid JSON; the inner one keeps its other fields.
+        let v: serde_json::Value = serde_json::from_str(&r.text).unwrap();
+        let inner: serde_json::Value =
+            serde_json::from_str(v["content"][0]["text"].as_str().unwrap()).unwrap();
+        let desc = inner["audio"].as_str().unwrap();
+        assert!(
+            desc.starts_with(
+                "[audio/x-wav, 844 bytes decoded from base64, saved to long_responses/"
+            ),
+            "{desc}"
+        );
+        assert_eq!(inner["format"], "wav");
+        assert_eq!(v["content"][1]["text"], "transcribed: \"hello\"");
+    }
+
+    #[test]
+    fn nested_three_levels_and_the_limit() {
+        let p = png(5, 4);
+        let mut doc = serde_json::json!({"image": STANDARD.encode(&p)});
+        for level in 0..3 {
+            doc = serde_json::json!({"level": level, "payload": doc.to_string()});
+        }
+        let text = doc.to_string();
+        let found = find_blobs(&text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].1.dims, Some((5, 4)));
+        let d = tempfile::tempdir().unwrap();
+        let r = replace_blobs(&text, d.path(), "t").unwrap().unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&r.text).unwrap();
+        for _ in 0..3 {
+            v = serde_json::from_str(v["payload"].as_str().unwrap()).unwrap();
+        }
+        assert!(v["image"].as_str().unwrap().starts_with("[image/png 5x4, "));
+        // Past MAX_NESTING levels the blob is left alone (and nothing panics).
+        let mut deep = serde_json::json!({"image": STANDARD.encode(&p)});
+        for _ in 0..=MAX_NESTING {
+            deep = serde_json::json!({"p": deep.to_string()});
+        }
+        assert!(find_blobs(&deep.to_string()).is_empty());
+        // Escaped JSON without blobs is not rewritten.
+        let plain =
+            serde_json::json!({"text": serde_json::json!({"a": "x".repeat(100)}).to_string()});
+        assert!(replace_blobs(&plain.to_string(), d.path(), "t")
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
     fn escaped_base64_in_json() {
         let p = png(10, 10);
         let b64 = STANDARD.encode(&p).replace('/', "\\/");
@@ -630,15 +791,16 @@ mod binary_prop {
             }
         }
 
-        /// A (mutated) base64 PNG inside JSON, a data URI or alone: no panic; whenever it is
-        /// replaced, the replacement text no longer holds the base64; unmutated, it is found.
+        /// A (mutated) base64 PNG inside JSON, a data URI, alone, or inside JSON inside a JSON
+        /// string: no panic; whenever it is replaced, the replacement text no longer holds the
+        /// base64 and JSON stays JSON; unmutated, it is found.
         #[test]
         fn mutated_png_in_json(
             w in 1u32..24,
             h in 1u32..24,
             flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..3),
             cut in prop_oneof![Just(0usize), 0usize..40],
-            wrap in 0u8..3,
+            wrap in 0u8..4,
             prefix in "[ -~]{0,20}",
         ) {
             let b64 = mutated_png_b64(w, h, &flips, cut);
@@ -646,7 +808,9 @@ mod binary_prop {
             let body = match wrap {
                 0 => json!({"content": [{"type": "image", "data": b64}], "note": prefix}).to_string(),
                 1 => json!({"src": format!("data:image/png;base64,{b64}"), "p": prefix}).to_string(),
-                _ => format!("{prefix}\"{b64}\""),
+                2 => format!("{prefix}\"{b64}\""),
+                // Nested: an MCP text block whose text is JSON holding the image.
+                _ => json!({"content": [{"type": "text", "text": json!({"data": b64, "p": prefix}).to_string()}]}).to_string(),
             };
             let _ = whole(b64.as_bytes());
             if clean {
@@ -660,7 +824,7 @@ mod binary_prop {
                     prop_assert!(!found.is_empty());
                     prop_assert!(!r.text.contains(b64.as_str()), "{}", r.text);
                     prop_assert_eq!(r.saved.len(), found.len());
-                    if wrap < 2 {
+                    if wrap != 2 {
                         prop_assert!(serde_json::from_str::<Value>(&r.text).is_ok(), "{}", r.text);
                     }
                 }

@@ -1,8 +1,11 @@
 //! The guard pipeline: what happens to one tool result.
 //!
 //! Order of the steps (the numbering):
-//! 4. [`binary`] runs first, at every size: base64 files (whole result, `data:` URIs, blobs inside
-//!    JSON) and raw non-text bytes are saved decoded under `long_responses/` and described.
+//! 4. [`decode`] and [`binary`] run first, at every size: the bytes are read as text in their
+//!    encoding (UTF-8, UTF-16, a legacy code page; a few NULs shown as `␀`), or else are raw
+//!    binary; base64 files (whole result, `data:` URIs, blobs inside JSON, also JSON nested in
+//!    JSON strings) and raw binary are saved decoded under `long_responses/` and described. A
+//!    text that is not the exact bytes has its raw bytes saved and pointed to.
 //! 1. Tokens are counted with the real tokenizer ([`crate::backend::TokenCounter`]); a result with
 //!    fewer bytes than the token limit is not counted (a byte-level BPE token covers ≥ 1 byte).
 //! 2. A result at or under [`Limits::token_limit`] passes through byte-identical.
@@ -19,10 +22,12 @@
 pub mod ask;
 pub mod binary;
 pub mod clean;
+pub mod decode;
 pub mod ground;
 pub mod pipeline;
 pub mod preview;
 pub mod prompt;
+pub mod raw;
 pub mod reduce;
 pub mod reread;
 pub mod response;
@@ -174,6 +179,12 @@ pub struct GuardResponse {
     pub ungrounded_dropped: usize,
     /// Detected kind of content (from the reduction step), e.g. `log`, `json`, `binary`.
     pub content_kind: Option<String>,
+    /// The encoding the text was decoded from when it is not the content's exact bytes
+    /// (`GBK`, `Shift_JIS`, `UTF-16LE`, `windows-1252`, ...; `UTF-8` for UTF-8 with NULs shown
+    /// as `␀` or invalid bytes as U+FFFD), see [`decode`]. The raw bytes are then saved and the
+    /// text points to them. `None` when the text handed on is read from the exact bytes.
+    #[serde(default)]
+    pub encoding: Option<String>,
 }
 
 /// A request that cannot be answered with any safe result.

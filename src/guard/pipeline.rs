@@ -13,7 +13,9 @@ use crate::backend::{Narrator, TokenCounter};
 
 use super::binary;
 use super::clean::clean;
+use super::decode;
 use super::preview;
+use super::raw::RawText;
 use super::response::{binary_footer, compose, footer, response, unsaved_footer, window_footer};
 use super::save::{self, thousands};
 use super::summarize::{summarize_focused, SummaryBudget, SummaryInput};
@@ -60,6 +62,10 @@ pub struct SummaryJob {
     window: bool,
     /// A saved output asked a question ([`prepare_saved`]): lines matching it outrank the rest.
     focus: bool,
+    /// [`GuardResponse::encoding`]: set when the text is not the content's exact bytes.
+    encoding: Option<&'static str>,
+    /// The pointer to the saved raw bytes, for such a text (a line above the footer).
+    note: Option<String>,
 }
 
 fn ms(since: Instant) -> f64 {
@@ -105,8 +111,10 @@ fn count_output(text: &str, counter: Option<&dyn TokenCounter>) -> usize {
 /// Everything [`guard`] does before the model: binary detection, token count, pass-through,
 /// saving the full result, and the preview above `summarize_limit`. Cheap: no model.
 ///
-/// The pass-through text is the content unchanged (byte-identical when it is valid UTF-8; a
-/// few invalid bytes are replaced by U+FFFD).
+/// The pass-through text is the content unchanged when it is valid UTF-8 without NUL; other
+/// text ([`decode`]: a legacy encoding, UTF-16, a few NULs or invalid bytes) is passed on
+/// decoded, followed by a line pointing to its raw bytes, saved ([`GuardResponse::encoding`]
+/// names the encoding).
 ///
 /// # Errors
 /// [`GuardError::BadSessionDir`] when the session dir is not absolute (always), or missing when
@@ -126,9 +134,14 @@ pub fn prepare(
     }
     let limits = req.limits;
 
-    // Step 4: binary, at any size.
+    // Step 4: encoding and binary, at any size.
+    let decoded = decode::decode(&req.content);
     if !req.keep_binary_inline {
-        if let Some(blob) = binary::whole(&req.content) {
+        let blob = match &decoded {
+            None => Some(binary::raw(&req.content)),
+            Some(d) => binary::whole_base64(d.text.as_bytes()),
+        };
+        if let Some(blob) = blob {
             let (text, saved, reason) = match blob.save(&req.session_dir, &req.tool) {
                 Ok((f, desc)) => (compose(&desc, &binary_footer(&f)), vec![f], None),
                 Err(e) if e.is_request_error() => return Err(e),
@@ -141,13 +154,21 @@ pub fn prepare(
             let mut r = response(ResultKind::Binary, text, saved);
             r.reason = reason;
             r.content_kind = Some("binary".into());
+            r.encoding = decoded.and_then(|d| d.label()).map(Into::into);
             r.tokens.output = count_output(&r.text, counter);
             r.timings_ms.total = ms(started);
             return Ok(Prepared::Done(r));
         }
     }
-
-    let mut text: Cow<'_, str> = String::from_utf8_lossy(&req.content);
+    // Binary kept inline on request: UTF-8 with U+FFFD (and pointed to, as any inexact text).
+    let decoded = decoded.unwrap_or_else(|| decode::lossy(&req.content));
+    let raw = RawText {
+        bytes: &req.content,
+        encoding: decoded.encoding,
+        label: decoded.label(),
+        what: decoded.describe(),
+    };
+    let mut text: Cow<'_, str> = decoded.text;
     let mut saved = Vec::new();
     let mut blob_failure = None;
     let mut replaced = false;
@@ -160,7 +181,7 @@ pub fn prepare(
         }
     }
 
-    // Steps 1-2: count, pass through.
+    // Steps 1-2: count, pass through (an inexact text with a pointer to its raw bytes).
     let (tokens, count_ms) = count_tokens(&text, counter, &limits);
     if tokens <= limits.token_limit {
         let kind = if replaced {
@@ -168,28 +189,57 @@ pub fn prepare(
         } else {
             ResultKind::Passthrough
         };
-        let mut r = response(kind, text.into_owned(), saved);
+        let mut body = text.into_owned();
+        let mut failure = blob_failure;
+        if raw.label.is_some() {
+            // The caller's copy of the same bytes, when it has one; else a copy of our own.
+            let copy = req.source.filter(|f| f.bytes == req.content.len() as u64);
+            let (note, f, err) = match copy {
+                Some(f) => (raw.pointer(&f), Some(f), None),
+                None => raw.save(&req.session_dir, &req.tool, &body)?,
+            };
+            body.push_str(if body.ends_with('\n') { "" } else { "\n" });
+            body.push_str(&note);
+            saved.extend(f);
+            failure = failure.or(err);
+        }
+        let mut r = response(kind, body, saved);
         r.tokens = TokenStats {
             input: tokens,
             output: tokens,
         };
-        if replaced {
+        if replaced || raw.label.is_some() {
             r.tokens.output = count_output(&r.text, counter);
+        }
+        if replaced {
             r.content_kind = Some("binary".into());
         }
-        r.reason = blob_failure.map(|e| format!("save_failed: {}: {e}", e.kind()));
+        r.encoding = raw.label.map(Into::into);
+        r.reason = failure.map(|e| format!("save_failed: {}: {e}", e.kind()));
         r.timings_ms.count = count_ms;
         r.timings_ms.total = ms(started);
         return Ok(Prepared::Done(r));
     }
 
-    // Step 3: save the full result (original bytes unless base64 files were taken out).
+    // Step 3: save the full result: its raw bytes, unless base64 files were taken out (then
+    // the text with their descriptions, and the raw bytes beside it when the text is inexact).
+    let mut note = None;
+    if replaced && raw.label.is_some() {
+        let (n, f, _) = raw.save(&req.session_dir, &req.tool, &text)?;
+        saved.extend(f);
+        note = Some(n);
+    }
     let bytes: &[u8] = if replaced {
         text.as_bytes()
     } else {
         &req.content
     };
-    let (ext, media) = save::text_kind(bytes);
+    let (ext, media) = if replaced {
+        let (e, m) = save::text_kind(bytes);
+        (e, Cow::Borrowed(m))
+    } else {
+        raw.kind(&text)
+    };
     let cleaned = clean(&text).into_owned();
     let mut job = SummaryJob {
         text: cleaned,
@@ -204,6 +254,8 @@ pub fn prepare(
         count_ms,
         window: false,
         focus: false,
+        encoding: raw.label,
+        note,
     };
     // Already saved: the caller's copy (a whole file unless sizes differ), or a saved file the
     // call read back (always pointed at as a read-back, so the agent reads a window next).
@@ -220,10 +272,15 @@ pub fn prepare(
             job.window = window;
             Ok(f)
         }
-        None => save::save(&req.session_dir, &job.tool, bytes, ext, media),
+        None => save::save(&req.session_dir, &job.tool, bytes, ext, &media),
     };
     match saved {
-        Ok(f) => job.saved.push(f),
+        Ok(f) => {
+            if job.note.is_none() && raw.label.is_some() {
+                job.note = Some(raw.pointer(&f));
+            }
+            job.saved.push(f)
+        }
         Err(e) if e.is_request_error() => return Err(e),
         Err(e) => {
             let reason = format!("save_failed: {}: {e}", e.kind());
@@ -273,12 +330,18 @@ pub fn prepare(
 pub const DIGEST_MAX_BYTES: usize = 16 << 20;
 
 impl SummaryJob {
-    /// The pointer line to the saved file: [`footer`], or [`window_footer`] for a read-back.
+    /// The pointer line to the saved file: [`footer`], or [`window_footer`] for a read-back;
+    /// for a text that is not the saved bytes themselves, after the line pointing to its raw
+    /// bytes (`[decoded from GBK; raw bytes saved to …]`).
     fn pointer(&self) -> String {
-        if self.window {
+        let p = if self.window {
             window_footer(self.full())
         } else {
             footer(self.full())
+        };
+        match &self.note {
+            Some(n) => format!("{n}\n{p}"),
+            None => p,
         }
     }
 
@@ -296,6 +359,7 @@ impl SummaryJob {
             preview::preview(&self.text, self.limits.preview_chars)
         );
         let mut r = response(ResultKind::Preview, compose(&body, footer), self.saved);
+        r.encoding = self.encoding.map(Into::into);
         r.reason = Some(reason);
         r.tokens.input = self.input_tokens;
         r.timings_ms.count = self.count_ms;
@@ -338,6 +402,7 @@ impl SummaryJob {
         r.reason = summary.reason;
         r.ungrounded_dropped = summary.ungrounded_dropped;
         r.content_kind = Some(summary.content_kind);
+        r.encoding = self.encoding.map(Into::into);
         r.saved = self.saved;
         r.timings_ms.total = ms(self.started);
         r
@@ -397,6 +462,7 @@ impl SummaryJob {
         r.timings_ms.reduce = summary.reduce_ms;
         r.reason = Some(reason);
         r.content_kind = Some(summary.content_kind);
+        r.encoding = self.encoding.map(Into::into);
         r.saved = self.saved;
         r.timings_ms.total = ms(self.started);
         r
@@ -478,7 +544,12 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
         limits,
         deadline,
     } = req;
-    if let Some(blob) = binary::whole(&output.content) {
+    let decoded = decode::decode(&output.content);
+    let blob = match &decoded {
+        None => Some(binary::raw(&output.content)),
+        Some(d) => binary::whole_base64(d.text.as_bytes()),
+    };
+    if let Some(blob) = blob {
         let desc = blob.describe(&format!("saved at {}", output.saved.path));
         let text = compose(&desc, &binary_footer(&output.saved));
         let mut r = response(ResultKind::Binary, text, vec![output.saved]);
@@ -487,18 +558,32 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
         r.timings_ms.total = ms(started);
         return Prepared::Done(r);
     }
-    let text = String::from_utf8_lossy(&output.content);
+    // A text that is not the file's exact bytes (a legacy encoding, NULs) points to them.
+    let decoded = decoded.unwrap_or_else(|| decode::lossy(&output.content));
+    let raw = RawText {
+        bytes: &output.content,
+        encoding: decoded.encoding,
+        label: decoded.label(),
+        what: decoded.describe(),
+    };
+    let note = raw.label.map(|_| raw.pointer(&output.saved));
+    let text = decoded.text;
     let (tokens, count_ms) = count_tokens(&text, counter, &limits);
     if tokens <= limits.token_limit {
-        let mut r = response(
-            ResultKind::Passthrough,
-            text.into_owned(),
-            vec![output.saved],
-        );
+        let mut body = text.into_owned();
+        if let Some(n) = &note {
+            body.push_str(if body.ends_with('\n') { "" } else { "\n" });
+            body.push_str(n);
+        }
+        let mut r = response(ResultKind::Passthrough, body, vec![output.saved]);
         r.tokens = TokenStats {
             input: tokens,
             output: tokens,
         };
+        if note.is_some() {
+            r.tokens.output = count_output(&r.text, counter);
+        }
+        r.encoding = raw.label.map(Into::into);
         r.timings_ms.count = count_ms;
         r.timings_ms.total = ms(started);
         return Prepared::Done(r);
@@ -516,6 +601,8 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
         count_ms,
         window: false,
         focus: true,
+        encoding: raw.label,
+        note,
     };
     if tokens > limits.summarize_limit {
         let reason = format!(
@@ -534,3 +621,6 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod encoding_tests;

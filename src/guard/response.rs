@@ -83,6 +83,7 @@ pub(crate) fn response(kind: ResultKind, text: String, saved: Vec<SavedFile>) ->
         reason: None,
         ungrounded_dropped: 0,
         content_kind: None,
+        encoding: None,
     }
 }
 

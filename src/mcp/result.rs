@@ -437,6 +437,7 @@ mod tests {
             reason: None,
             ungrounded_dropped: 0,
             content_kind: None,
+            encoding: None,
         }
     }
 
