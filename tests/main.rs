@@ -3,5 +3,6 @@ mod bench;
 mod daemon;
 mod engine;
 mod faults;
+mod remote;
 mod tokenizer;
 mod util;
