@@ -389,6 +389,7 @@ fn main() {
             max_new_tokens: 16,
             deadline: None,
             cancel: Arc::new(Default::default()),
+            constraint: None,
         };
         let t = Instant::now();
         let warm = eng.generate(&req).expect("generate");

@@ -44,6 +44,50 @@ pub struct NarrateRequest {
     pub deadline: Option<Instant>,
     /// Set by the daemon when the client disconnects; checked per token.
     pub cancel: Arc<AtomicBool>,
+    /// A restriction on what may be written, or `None` for free text.
+    pub constraint: Option<OutputConstraint>,
+}
+
+/// A restriction on a model's output. The local engine enforces it while decoding (tokens that
+/// would leave the allowed language get no probability); a remote backend maps it to its
+/// server's structured-output option and returns text of the same shape. Either way the caller
+/// validates what comes back with [`OutputConstraint::parse_ids`], so it is safe with a backend
+/// that enforces nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputConstraint {
+    /// The output starts with one line listing ids taken from `ids`, each at most once and at
+    /// most `max` of them, separated by commas and/or spaces, or the word `none`; the line
+    /// ends with `\n`. After it, free text follows when `then_text`, else the output ends.
+    /// Ids are short ASCII words without commas or whitespace (the pipeline uses `1`, `2`, ...).
+    Ids {
+        /// The ids that may be chosen.
+        ids: Vec<String>,
+        /// Most ids in the line.
+        max: usize,
+        /// Whether free text may follow the ids line.
+        then_text: bool,
+    },
+}
+
+impl OutputConstraint {
+    /// The ids named on the first line of `text` that are allowed (known, not repeated, at most
+    /// `max`), in the order written, and the text after that line (empty when none).
+    /// Unknown words are skipped, so text from a backend that did not enforce the constraint
+    /// cannot bring in an id that was not offered.
+    pub fn parse_ids<'t>(&self, text: &'t str) -> (Vec<String>, &'t str) {
+        let OutputConstraint::Ids { ids, max, .. } = self;
+        let (line, rest) = text.split_once('\n').unwrap_or((text, ""));
+        let mut out: Vec<String> = Vec::new();
+        for w in line.split(|c: char| c == ',' || c.is_whitespace()) {
+            if out.len() >= *max {
+                break;
+            }
+            if !w.is_empty() && ids.iter().any(|i| i == w) && !out.iter().any(|o| o == w) {
+                out.push(w.to_string());
+            }
+        }
+        (out, rest)
+    }
 }
 
 /// The result of a [`NarrateRequest`], with timings.

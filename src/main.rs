@@ -209,6 +209,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 max_new_tokens,
                 deadline: None,
                 cancel: Default::default(),
+                constraint: None,
             })?;
             println!("{}", n.text);
             eprintln!(

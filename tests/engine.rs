@@ -248,6 +248,7 @@ fn narrate_twice(tier: &str) {
         max_new_tokens: 48,
         deadline: None,
         cancel: Arc::new(Default::default()),
+        constraint: None,
     };
     let a = eng.generate(&req).unwrap();
     let b = eng.generate(&req).unwrap();
@@ -287,6 +288,7 @@ fn drafts_do_not_change_the_output() {
             max_new_tokens,
             deadline: None,
             cancel: Arc::new(Default::default()),
+            constraint: None,
         })
         .unwrap()
     };
@@ -349,6 +351,7 @@ fn deadline_and_cancel_stop_generation() {
             max_new_tokens: 32,
             deadline: None,
             cancel,
+            constraint: None,
         })
         .unwrap();
     assert_eq!(n.stop, Some(toolsum::backend::StopReason::Cancelled));
@@ -359,6 +362,7 @@ fn deadline_and_cancel_stop_generation() {
             max_new_tokens: 32,
             deadline: Some(std::time::Instant::now()),
             cancel: Arc::new(Default::default()),
+            constraint: None,
         })
         .unwrap();
     assert_eq!(n.stop, Some(toolsum::backend::StopReason::Deadline));
@@ -444,5 +448,70 @@ fn cli_model_errors_are_one_line() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{spec}: {err}");
         assert!(err.contains(want), "{spec}: {err}");
+    }
+}
+
+/// An id-list constraint holds on the real models: the first line names only offered ids
+/// (each once, at most `max`), free text follows only when allowed, and drafts leave the
+/// constrained output unchanged.
+#[test]
+fn constrained_ids_are_offered_ids() {
+    use toolsum::backend::OutputConstraint;
+    for tier in ["tiny", "small"] {
+        let user = "Which numbered lines report a failure?\n1: collected 12 items\n\
+                    7: FAILED tests/test_io.py::test_read - OSError\n\
+                    12: FAILED tests/test_net.py::test_dns - TimeoutError\n\
+                    30: 2 failed, 10 passed in 3.1s\n\
+                    Answer with the line numbers on the first line, then one sentence.";
+        let c = OutputConstraint::Ids {
+            ids: vec!["1".into(), "7".into(), "12".into(), "30".into()],
+            max: 3,
+            then_text: true,
+        };
+        let run = |draft_tokens: usize, constraint: Option<OutputConstraint>| {
+            let mut eng = Engine::load(&EngineOptions {
+                model_path: model_path(tier),
+                draft_tokens,
+                ..EngineOptions::default()
+            })
+            .unwrap();
+            eng.generate(&NarrateRequest {
+                system: "You answer questions about tool output.".into(),
+                user: user.into(),
+                max_new_tokens: 40,
+                deadline: None,
+                cancel: Arc::new(Default::default()),
+                constraint,
+            })
+            .unwrap()
+        };
+        let a = run(2, Some(c.clone()));
+        let line = a.text.split('\n').next().unwrap();
+        for w in line.split([',', ' ']).filter(|w| !w.is_empty()) {
+            assert!(
+                ["1", "7", "12", "30", "none"].contains(&w),
+                "{tier}: {w:?} was not offered: {:?}",
+                a.text
+            );
+        }
+        let (got, _) = c.parse_ids(&a.text);
+        assert!(got.len() <= 3, "{tier}: {:?}", a.text);
+        assert_eq!(
+            run(0, Some(c.clone())).text,
+            a.text,
+            "{tier}: drafts changed it"
+        );
+        // Without the free-text tail the output is the ids line alone.
+        let only = OutputConstraint::Ids {
+            ids: vec!["1".into(), "7".into(), "12".into(), "30".into()],
+            max: 3,
+            then_text: false,
+        };
+        let b = run(2, Some(only));
+        assert!(
+            b.text.trim_end().lines().count() <= 1,
+            "{tier}: text after the ids line: {:?}",
+            b.text
+        );
     }
 }

@@ -145,6 +145,7 @@ impl Naive {
             max_new_tokens,
             deadline: None,
             cancel: Arc::new(Default::default()),
+            constraint: None,
         })?;
         Ok(NaiveResult {
             text: narration.text.clone(),

@@ -49,6 +49,7 @@ fn has_one_row_kernel(n_rep: usize, head_dim: usize) -> bool {
     one_row_shapes!(n_rep, head_dim, yes)
 }
 
+mod constrain;
 mod cpu;
 pub mod hugepages;
 pub mod kernels;
@@ -222,6 +223,8 @@ pub struct Engine {
     add_bos: bool,
     cache: KvCache,
     snapshot: Option<KvSnapshot>,
+    /// Every token's text, for constrained decoding; computed on the first constrained request.
+    token_texts: Option<constrain::TokenTexts>,
     opts: EngineOptions,
     name: String,
     threads: usize,
@@ -306,6 +309,7 @@ impl Engine {
             add_bos,
             cache,
             snapshot: None,
+            token_texts: None,
             opts: opts.clone(),
             name,
             threads,
@@ -330,6 +334,7 @@ impl Engine {
             max_new_tokens: 8,
             deadline: None,
             cancel: Arc::new(Default::default()),
+            constraint: None,
         };
         let n = self.generate(&req)?;
         if n.prefill_ms > 0.0 {
@@ -493,6 +498,13 @@ impl Engine {
             ),
         };
         let eos = self.tokenizer.eos_ids().to_vec();
+        if req.constraint.is_some() && self.token_texts.is_none() {
+            self.token_texts = Some(constrain::TokenTexts::new(&self.tokenizer));
+        }
+        let mut constrained = match (&req.constraint, &self.token_texts) {
+            (Some(c), Some(t)) => Some(constrain::Constrained::new(c, t)),
+            _ => None,
+        };
         // Speculative decoding by prompt lookup: after each sampled token, the tokens that
         // followed the latest earlier occurrence of the history's last few tokens are fed with
         // it in one pass (`forward_rows`: each row's logits bit-identical to a one-token
@@ -532,7 +544,15 @@ impl Engine {
                     &generated[start..],
                 )?;
             }
+            if let Some(c) = constrained.as_ref().filter(|c| !c.free()) {
+                let mut v = logits.to_dtype(candle_core::DType::F32)?.to_vec1::<f32>()?;
+                c.mask(&mut v, &eos);
+                logits = Tensor::from_vec(v, vocab, &Device::Cpu)?;
+            }
             let next = proc.sample(&logits)?;
+            if let Some(c) = constrained.as_mut() {
+                c.push(&self.tokenizer.decode(&[next], true));
+            }
             if eos.contains(&next) {
                 out.stop = Some(StopReason::Eos);
                 break;

@@ -483,6 +483,7 @@ pub fn summarize(
                     max_new_tokens: max_new,
                     deadline: budget.deadline,
                     cancel: Arc::new(AtomicBool::new(false)),
+                    constraint: None,
                 };
                 match n.narrate(&req) {
                     Err(e) => reason = Some(format!("model error: {e:#}")),
