@@ -293,6 +293,9 @@ fn api_key_stopped_server_and_local_fallback() {
     let url = format!("http://127.0.0.1:{port}/v1");
     let log = corpus("ci_08.log");
 
+    // ---- An id-list constraint goes as a JSON schema and comes back in the engine's shape.
+    constrained_output(&url);
+
     // ---- A wrong key: the server refuses it (so the header is sent), the digest says so.
     let socket = tmp.path().join("a/toolsum.sock");
     let d = start_daemon(
@@ -372,6 +375,65 @@ fn api_key_stopped_server_and_local_fallback() {
     let st = status(&socket).unwrap();
     assert_eq!(st["remote_requests"]["connect"], json!(1), "{st}");
     assert_eq!(st["remote_fallback"]["local"], json!(1), "{st}");
+}
+
+/// The library's narrator on the real server with an [`OutputConstraint`]: the server's
+/// structured output picks the one offered id the prompt points at, and the reply reads as the
+/// local engine's (`e2\n`, then the text when asked for).
+fn constrained_output(url: &str) {
+    use toolsum::backend::{NarrateRequest, Narrator, OutputConstraint};
+    use toolsum::remote::{ApiKey, OpenAiBackend, OpenAiNarrator, RemoteSettings};
+    let counter = Arc::new(
+        toolsum::tokenizer::GgufTokenizer::from_gguf_path(&util::model_path("small")).unwrap(),
+    );
+    let backend = OpenAiBackend::new(
+        RemoteSettings {
+            url: url.to_string(),
+            model: None,
+            parallel: 1,
+            connect_ms: 2_000,
+            api_key: ApiKey::new(KEY),
+        },
+        counter,
+    )
+    .unwrap();
+    let mut n = OpenAiNarrator::new(backend.clone(), None);
+    let ids: Vec<String> = ["e1", "e2", "e3"].map(String::from).to_vec();
+    let mut req = NarrateRequest {
+        system: "You pick lines of a log by their id.".into(),
+        user: "Lines:\ne1: build started\ne2: ERROR: disk full on /dev/sda1\ne3: build finished\n\
+               Give the id of the line that reports an error."
+            .into(),
+        max_new_tokens: 32,
+        deadline: Some(Instant::now() + Duration::from_secs(120)),
+        cancel: Default::default(),
+        constraint: Some(OutputConstraint::Ids {
+            ids: ids.clone(),
+            max: 1,
+            then_text: false,
+        }),
+    };
+    let out = n.narrate(&req).unwrap();
+    assert_eq!(out.text, "e2\n", "{out:?}");
+    assert_eq!(n.model_name(), format!("openai:{ALIAS}"));
+    req.constraint = Some(OutputConstraint::Ids {
+        ids,
+        max: 2,
+        then_text: true,
+    });
+    let out = n.narrate(&req).unwrap();
+    let c = req.constraint.as_ref().unwrap();
+    let (picked, rest) = c.parse_ids(&out.text);
+    assert!(
+        picked.contains(&"e2".to_string()) && picked.len() <= 2,
+        "{out:?}"
+    );
+    assert!(
+        out.text.starts_with(&format!("{}\n", picked.join(", "))),
+        "{out:?}"
+    );
+    assert!(!rest.trim().is_empty(), "text after the ids line: {out:?}");
+    assert_eq!(backend.stats().report()["remote_requests"]["ok"], json!(2));
 }
 
 /// What the responder sends for the n-th chat request.

@@ -11,12 +11,15 @@
 //! - [`openai`]: the HTTP client ([`OpenAiBackend`], shared by every request in flight) and the
 //!   per-thread [`OpenAiNarrator`] that implements [`crate::backend::Narrator`].
 //! - [`sse`]: the chat-completions stream (server-sent events) and reply parsing.
+//! - [`constraint`]: an [`crate::backend::OutputConstraint`] as the server's structured-output
+//!   option (`response_format` with a JSON schema), and the reply back in the engine's shape.
 //! - [`stats`]: requests by outcome, in flight, latencies, for `status`.
 //!
 //! The daemon runs `backend_parallel` narrators on as many threads behind one bounded queue
 //! (`daemon::worker::ModelWorker::spawn_pool`), so remote summaries run concurrently and never
 //! wait for the local model thread.
 
+pub mod constraint;
 pub mod openai;
 pub mod sse;
 pub mod stats;

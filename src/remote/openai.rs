@@ -30,7 +30,7 @@
 //! it can answer in time.
 
 use std::io::{BufRead, BufReader, Read};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -85,6 +85,9 @@ pub struct OpenAiBackend {
     stats: RemoteStats,
     /// (prefill, decode) in local tokens per second.
     speeds: Mutex<(f64, f64)>,
+    /// Set once the server refused `response_format`: constrained requests then go without it
+    /// (their replies are validated all the same).
+    no_structured: AtomicBool,
 }
 
 fn ms_since(t: Instant) -> f64 {
@@ -163,6 +166,7 @@ impl OpenAiBackend {
             counter,
             stats: RemoteStats::default(),
             speeds: Mutex::new((INITIAL_PREFILL_TOK_PER_S, INITIAL_DECODE_TOK_PER_S)),
+            no_structured: AtomicBool::new(false),
         }))
     }
 
@@ -324,7 +328,10 @@ impl OpenAiBackend {
         }
     }
 
-    /// One chat completion for `req`, counted in the stats.
+    /// One chat completion for `req`, counted in the stats. With a constraint, the server's
+    /// structured-output option is used ([`super::constraint`]) and the reply comes back in the
+    /// local engine's text shape, validated; a server that refuses the option (HTTP 400/422
+    /// naming it) is asked again without it, and not offered it again.
     ///
     /// # Errors
     /// [`BackendError`]; a cancelled request is `Ok` with [`StopReason::Cancelled`].
@@ -334,7 +341,20 @@ impl OpenAiBackend {
             .deadline
             .unwrap_or(t0 + Duration::from_millis(NO_DEADLINE_MS));
         let _in_flight = self.stats.start();
-        let res = self.chat_inner(req, deadline, t0);
+        let mut res = self.chat_inner(req, deadline, t0);
+        if let (Some(_), Err(BackendError::Status { code, message })) = (&req.constraint, &res) {
+            let refused = matches!(code, 400 | 422)
+                && ["response_format", "json_schema", "schema", "grammar"]
+                    .iter()
+                    .any(|w| message.contains(w));
+            if refused && !self.no_structured.swap(true, Ordering::SeqCst) {
+                tracing::warn!(
+                    "{} refused structured output ({message}); sending constraints as text",
+                    self.settings.url
+                );
+                res = self.chat_inner(req, deadline, t0);
+            }
+        }
         let outcome = match &res {
             Ok(n) if n.stop == Some(StopReason::Cancelled) => "cancelled",
             Ok(n) if n.stop == Some(StopReason::Deadline) => "deadline",
@@ -364,8 +384,13 @@ impl OpenAiBackend {
             });
         }
         let model = self.resolve_model(deadline)?;
-        let max_tokens = req.max_new_tokens.max(1);
-        let body = json!({
+        let structured = req
+            .constraint
+            .as_ref()
+            .filter(|_| !self.no_structured.load(Ordering::SeqCst));
+        let max_tokens = req.max_new_tokens.max(1)
+            + structured.map_or(0, super::constraint::json_overhead_tokens);
+        let mut body = json!({
             "model": model,
             "messages": [
                 {"role": "system", "content": req.system},
@@ -377,6 +402,9 @@ impl OpenAiBackend {
             "stream": true,
             "stream_options": {"include_usage": true},
         });
+        if let Some(c) = structured {
+            body["response_format"] = super::constraint::response_format(c);
+        }
         let url = format!("{}/chat/completions", self.settings.url);
         let resp = self.with_connect_retries(deadline, || {
             let r = self
@@ -388,7 +416,7 @@ impl OpenAiBackend {
         })?;
         let mut first_text: Option<Instant> = None;
         let mut cut: Option<StopReason> = None;
-        let reply = if resp.content_type() == "application/json" {
+        let mut reply = if resp.content_type() == "application/json" {
             let mut body = String::new();
             read_limited(resp.into_reader(), &mut body, deadline)?;
             first_text = Some(Instant::now());
@@ -453,6 +481,9 @@ impl OpenAiBackend {
                 Some(_) => parser.reply().clone(),
             }
         };
+        if let Some(c) = &req.constraint {
+            reply.text = super::constraint::to_text(c, &reply.text);
+        }
         Ok(self.narration(req, reply, cut, t0, first_text))
     }
 
