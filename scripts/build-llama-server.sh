@@ -8,8 +8,10 @@
 # tree (tools/server included); only that tree is built, with cmake, as a static binary
 # (no web UI, no HTTPS, no download support: it serves a local GGUF file and nothing else).
 # cmake comes from PATH when it is 3.18 or newer, else from PyPI's `cmake` wheel in a venv
-# beside the cache. Built on the 2-core development machine in about 6 minutes
-# (see README, "Teams").
+# beside the cache. Measured on the 2-core development machine: 20.6 min wall with a cargo
+# build running beside it (8.0 min of CPU), once; later runs find the cached binary at once.
+# Run it with `--no-repack` on CPUs with AMX: llama.cpp's AMX repacked path (this commit)
+# crashes there (tests and benches do).
 #
 # Knobs: LLAMA_SERVER_JOBS (parallel compile jobs, default: cores).
 set -euo pipefail
@@ -40,10 +42,19 @@ if [ -z "$cmake_bin" ]; then
   venv=$cache/buildtools-venv
   if [ ! -x "$venv/bin/cmake" ]; then
     echo "build-llama-server: installing cmake $CMAKE_WHEEL_VERSION from PyPI into $venv" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet "cmake==$CMAKE_WHEEL_VERSION"
+    if python3 -m venv "$venv" && "$venv/bin/python" -m pip install --quiet "cmake==$CMAKE_WHEEL_VERSION"; then
+      :
+    elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      rm -rf "$venv"
+      echo "build-llama-server: no venv; installing Debian's cmake" >&2
+      apt-get update -qq && apt-get install -y -qq cmake >/dev/null
+    else
+      echo "build-llama-server: needs cmake >= 3.18 (or python3-venv to install it)" >&2
+      exit 1
+    fi
   fi
   cmake_bin=$venv/bin/cmake
+  [ -x "$cmake_bin" ] || cmake_bin=cmake
 fi
 
 echo "build-llama-server: fetching the llama-cpp-python $LLAMA_CPP_PYTHON_VERSION sdist" >&2
