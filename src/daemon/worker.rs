@@ -259,6 +259,9 @@ impl ModelWorker {
         })
     }
 
+    /// Queues `work` without waiting; hands it back when the queue is full or closed (moved, not
+    /// copied, hence the large `Err`).
+    #[allow(clippy::result_large_err)]
     fn try_send(&self, work: Work) -> Result<(), Work> {
         let guard = self.tx.lock().expect("queue lock");
         let Some(tx) = guard.as_ref() else {

@@ -263,7 +263,9 @@ impl OpenAiBackend {
         }
         let url = format!("{}/models", self.settings.url);
         let resp = self.with_connect_retries(deadline, || {
-            self.authorize(self.agent.get(&url).timeout(timeout)).call()
+            self.authorize(self.agent.get(&url).timeout(timeout))
+                .call()
+                .map_err(Box::new)
         })?;
         let mut body = String::new();
         resp.into_reader()
@@ -289,12 +291,12 @@ impl OpenAiBackend {
     fn with_connect_retries(
         &self,
         deadline: Instant,
-        mut send: impl FnMut() -> Result<ureq::Response, ureq::Error>,
+        mut send: impl FnMut() -> Result<ureq::Response, Box<ureq::Error>>,
     ) -> Result<ureq::Response, BackendError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let err = match send() {
+            let err = match send().map_err(|e| *e) {
                 Ok(r) => return Ok(r),
                 Err(ureq::Error::Status(code, resp)) => return Err(status_error(code, resp)),
                 Err(ureq::Error::Transport(t)) => t,
@@ -412,7 +414,7 @@ impl OpenAiBackend {
                 .post(&url)
                 .timeout(left(deadline).max(Duration::from_millis(1)))
                 .set("Accept", "text/event-stream, application/json");
-            self.authorize(r).send_json(&body)
+            self.authorize(r).send_json(&body).map_err(Box::new)
         })?;
         let mut first_text: Option<Instant> = None;
         let mut cut: Option<StopReason> = None;
