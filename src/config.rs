@@ -69,7 +69,10 @@ pub const DEFAULT_FIRST_BYTE_TIMEOUT_MS: u64 = 5_000;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// An environment variable could not be parsed.
-    #[error("environment variable {var}={value:?}: {why}")]
+    #[error(
+        "environment variable {var}={value:?}: {why}; expected {}",
+        expected_of(var)
+    )]
     BadEnv {
         /// Variable name.
         var: &'static str,
@@ -86,14 +89,174 @@ pub enum ConfigError {
         /// OS error.
         source: std::io::Error,
     },
-    /// The config file is not valid TOML or has an unknown key / wrong type.
-    #[error("config file {path:?}: {source}")]
+    /// The config file is not valid TOML. The message is the parser's, on one line, with the
+    /// line and column.
+    #[error("config file {path:?}: not valid TOML: {message}")]
     Parse {
         /// File path.
         path: PathBuf,
-        /// TOML error.
-        source: Box<toml::de::Error>,
+        /// The parser's message, e.g. `line 1, column 12: invalid string`.
+        message: String,
     },
+    /// The config file has a key that is not one of [`KEYS`].
+    #[error("config file {path:?}: unknown key `{key}`{hint}; accepted keys: {accepted}")]
+    UnknownKey {
+        /// File path.
+        path: PathBuf,
+        /// The key as written.
+        key: String,
+        /// ` (did you mean `token_limit`?)` when a known key is close, else empty.
+        hint: String,
+        /// The accepted keys, comma-separated.
+        accepted: String,
+    },
+    /// A known key of the config file has a value of the wrong type or out of range.
+    #[error("config file {path:?}: key `{key}` = {value}: {why}; expected {expected}")]
+    BadValue {
+        /// File path.
+        path: PathBuf,
+        /// The key.
+        key: String,
+        /// The value as TOML.
+        value: String,
+        /// The parser's complaint.
+        why: String,
+        /// What the key accepts ([`KEYS`]).
+        expected: &'static str,
+    },
+}
+
+/// Every configuration key: `(file key, environment variable, what it accepts)`. The source of
+/// the messages that name a bad key or value; the same keys as [`ConfigLayer`].
+pub const KEYS: &[(&str, &str, &str)] = &[
+    ("socket", "TOOLSUM_SOCKET", "a socket path"),
+    (
+        "model",
+        "TOOLSUM_MODEL",
+        "a .gguf path, a tier (tiny, small, large) or org/repo:file.gguf",
+    ),
+    ("threads", "TOOLSUM_THREADS", "a whole number of threads"),
+    ("device", "TOOLSUM_DEVICE", "cpu, cuda[:N] or metal"),
+    (
+        "draft_tokens",
+        "TOOLSUM_DRAFT_TOKENS",
+        "a whole number of tokens (0 = off)",
+    ),
+    ("kv_decode", "TOOLSUM_KV_DECODE", "q8 or f16"),
+    (
+        "token_limit",
+        "TOOLSUM_TOKEN_LIMIT",
+        "a whole number of tokens",
+    ),
+    (
+        "summarize_limit",
+        "TOOLSUM_SUMMARIZE_LIMIT",
+        "a whole number of tokens",
+    ),
+    (
+        "prefill_budget",
+        "TOOLSUM_PREFILL_BUDGET",
+        "a whole number of tokens",
+    ),
+    (
+        "max_new_tokens",
+        "TOOLSUM_MAX_NEW_TOKENS",
+        "a whole number of tokens",
+    ),
+    (
+        "preview_chars",
+        "TOOLSUM_PREVIEW_CHARS",
+        "a whole number of characters",
+    ),
+    (
+        "model_ms",
+        "TOOLSUM_MODEL_MS",
+        "a whole number of milliseconds",
+    ),
+    (
+        "deadline_ms",
+        "TOOLSUM_DEADLINE_MS",
+        "a whole number of milliseconds",
+    ),
+    (
+        "queue_capacity",
+        "TOOLSUM_QUEUE_CAPACITY",
+        "a whole number of jobs",
+    ),
+    (
+        "max_connections",
+        "TOOLSUM_MAX_CONNECTIONS",
+        "a whole number of connections",
+    ),
+    (
+        "read_timeout_ms",
+        "TOOLSUM_READ_TIMEOUT_MS",
+        "a whole number of milliseconds",
+    ),
+    (
+        "idle_timeout_ms",
+        "TOOLSUM_IDLE_TIMEOUT_MS",
+        "a whole number of milliseconds",
+    ),
+    (
+        "max_request_bytes",
+        "TOOLSUM_MAX_REQUEST_BYTES",
+        "a whole number of bytes",
+    ),
+    (
+        "grace_ms",
+        "TOOLSUM_GRACE_MS",
+        "a whole number of milliseconds",
+    ),
+    (
+        "spawn_timeout_ms",
+        "TOOLSUM_SPAWN_TIMEOUT_MS",
+        "a whole number of milliseconds",
+    ),
+    (
+        "first_byte_timeout_ms",
+        "TOOLSUM_FIRST_BYTE_TIMEOUT_MS",
+        "a whole number of milliseconds",
+    ),
+    ("backend", "TOOLSUM_BACKEND", "`local` or `openai`"),
+    (
+        "backend_url",
+        "TOOLSUM_BACKEND_URL",
+        "an http:// or https:// URL such as `http://gpu-box:8000/v1`",
+    ),
+    ("backend_model", "TOOLSUM_BACKEND_MODEL", "a model name"),
+    (
+        "backend_parallel",
+        "TOOLSUM_BACKEND_PARALLEL",
+        "a whole number of requests",
+    ),
+    (
+        "backend_fallback",
+        "TOOLSUM_BACKEND_FALLBACK",
+        "`none` or `local`",
+    ),
+    (
+        "backend_connect_ms",
+        "TOOLSUM_BACKEND_CONNECT_MS",
+        "a whole number of milliseconds",
+    ),
+];
+
+/// What the key (or variable) `name` accepts, from [`KEYS`].
+fn expected_of(name: &str) -> &'static str {
+    KEYS.iter()
+        .find(|(k, v, _)| *k == name || *v == name)
+        .map_or("a valid value", |(_, _, e)| e)
+}
+
+/// ` (did you mean `k`?)` for the known key closest to `key`, when one is within 2 edits.
+fn did_you_mean(key: &str) -> String {
+    KEYS.iter()
+        .map(|(k, _, _)| (strsim::levenshtein(key, k), *k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
 }
 
 /// One source of settings (flags, environment or file): every key optional.
@@ -217,36 +380,59 @@ impl ConfigLayer {
     /// # Errors
     /// [`ConfigError::BadEnv`] for a number that does not parse.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let (layer, mut errors) = Self::from_env_lenient(env);
+        match errors.is_empty() {
+            true => Ok(layer),
+            false => Err(errors.remove(0)),
+        }
+    }
+
+    /// [`ConfigLayer::from_env`] that skips each variable that does not parse and returns its
+    /// error beside the layer (the guard and hook paths warn and go on without it).
+    pub fn from_env_lenient(env: &dyn Fn(&str) -> Option<String>) -> (Self, Vec<ConfigError>) {
         let s = |var: &str| env(var).filter(|v| !v.trim().is_empty());
-        Ok(Self {
+        let mut errors = Vec::new();
+        macro_rules! num {
+            ($var:literal) => {
+                match env_parse(env, $var) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        errors.push(e);
+                        None
+                    }
+                }
+            };
+        }
+        let layer = Self {
             socket: s("TOOLSUM_SOCKET").map(PathBuf::from),
             model: s("TOOLSUM_MODEL"),
-            threads: env_parse(env, "TOOLSUM_THREADS")?,
+            threads: num!("TOOLSUM_THREADS"),
             device: s("TOOLSUM_DEVICE"),
-            draft_tokens: env_parse(env, "TOOLSUM_DRAFT_TOKENS")?,
-            kv_decode: env_parse(env, "TOOLSUM_KV_DECODE")?,
-            token_limit: env_parse(env, "TOOLSUM_TOKEN_LIMIT")?,
-            summarize_limit: env_parse(env, "TOOLSUM_SUMMARIZE_LIMIT")?,
-            prefill_budget: env_parse(env, "TOOLSUM_PREFILL_BUDGET")?,
-            max_new_tokens: env_parse(env, "TOOLSUM_MAX_NEW_TOKENS")?,
-            preview_chars: env_parse(env, "TOOLSUM_PREVIEW_CHARS")?,
-            model_ms: env_parse(env, "TOOLSUM_MODEL_MS")?,
-            deadline_ms: env_parse(env, "TOOLSUM_DEADLINE_MS")?,
-            queue_capacity: env_parse(env, "TOOLSUM_QUEUE_CAPACITY")?,
-            max_connections: env_parse(env, "TOOLSUM_MAX_CONNECTIONS")?,
-            read_timeout_ms: env_parse(env, "TOOLSUM_READ_TIMEOUT_MS")?,
-            idle_timeout_ms: env_parse(env, "TOOLSUM_IDLE_TIMEOUT_MS")?,
-            max_request_bytes: env_parse(env, "TOOLSUM_MAX_REQUEST_BYTES")?,
-            grace_ms: env_parse(env, "TOOLSUM_GRACE_MS")?,
-            spawn_timeout_ms: env_parse(env, "TOOLSUM_SPAWN_TIMEOUT_MS")?,
-            first_byte_timeout_ms: env_parse(env, "TOOLSUM_FIRST_BYTE_TIMEOUT_MS")?,
-            backend: env_parse(env, "TOOLSUM_BACKEND")?,
+            draft_tokens: num!("TOOLSUM_DRAFT_TOKENS"),
+            kv_decode: num!("TOOLSUM_KV_DECODE"),
+            token_limit: num!("TOOLSUM_TOKEN_LIMIT"),
+            summarize_limit: num!("TOOLSUM_SUMMARIZE_LIMIT"),
+            prefill_budget: num!("TOOLSUM_PREFILL_BUDGET"),
+            max_new_tokens: num!("TOOLSUM_MAX_NEW_TOKENS"),
+            preview_chars: num!("TOOLSUM_PREVIEW_CHARS"),
+            model_ms: num!("TOOLSUM_MODEL_MS"),
+            deadline_ms: num!("TOOLSUM_DEADLINE_MS"),
+            queue_capacity: num!("TOOLSUM_QUEUE_CAPACITY"),
+            max_connections: num!("TOOLSUM_MAX_CONNECTIONS"),
+            read_timeout_ms: num!("TOOLSUM_READ_TIMEOUT_MS"),
+            idle_timeout_ms: num!("TOOLSUM_IDLE_TIMEOUT_MS"),
+            max_request_bytes: num!("TOOLSUM_MAX_REQUEST_BYTES"),
+            grace_ms: num!("TOOLSUM_GRACE_MS"),
+            spawn_timeout_ms: num!("TOOLSUM_SPAWN_TIMEOUT_MS"),
+            first_byte_timeout_ms: num!("TOOLSUM_FIRST_BYTE_TIMEOUT_MS"),
+            backend: num!("TOOLSUM_BACKEND"),
             backend_url: s("TOOLSUM_BACKEND_URL"),
             backend_model: s("TOOLSUM_BACKEND_MODEL"),
-            backend_parallel: env_parse(env, "TOOLSUM_BACKEND_PARALLEL")?,
-            backend_fallback: env_parse(env, "TOOLSUM_BACKEND_FALLBACK")?,
-            backend_connect_ms: env_parse(env, "TOOLSUM_BACKEND_CONNECT_MS")?,
-        })
+            backend_parallel: num!("TOOLSUM_BACKEND_PARALLEL"),
+            backend_fallback: num!("TOOLSUM_BACKEND_FALLBACK"),
+            backend_connect_ms: num!("TOOLSUM_BACKEND_CONNECT_MS"),
+        };
+        (layer, errors)
     }
 
     /// Parses a TOML config file's text.
@@ -254,10 +440,70 @@ impl ConfigLayer {
     /// # Errors
     /// [`ConfigError::Parse`] for bad TOML, an unknown key or a wrong type.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })
+        let (layer, mut errors) = Self::from_toml_lenient(text, path);
+        match errors.is_empty() {
+            true => Ok(layer),
+            false => Err(errors.remove(0)),
+        }
+    }
+
+    /// Parses a TOML config file key by key: a key that is unknown or has a bad value is left
+    /// out and its error returned beside the layer; a file that is not TOML gives an empty
+    /// layer and one [`ConfigError::Parse`].
+    pub fn from_toml_lenient(text: &str, path: &Path) -> (Self, Vec<ConfigError>) {
+        let table: toml::Table = match text.parse() {
+            Ok(t) => t,
+            Err(e) => {
+                let e: toml::de::Error = e;
+                let at = e
+                    .span()
+                    .map(|s| {
+                        let before = &text[..s.start.min(text.len())];
+                        let line = before.matches('\n').count() + 1;
+                        let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                        format!("line {line}, column {col}: ")
+                    })
+                    .unwrap_or_default();
+                let message = format!("{at}{}", e.message().trim());
+                return (
+                    Self::default(),
+                    vec![ConfigError::Parse {
+                        path: path.to_path_buf(),
+                        message,
+                    }],
+                );
+            }
+        };
+        let mut layer = Self::default();
+        let mut errors = Vec::new();
+        for (key, value) in table {
+            if !KEYS.iter().any(|(k, _, _)| *k == key) {
+                errors.push(ConfigError::UnknownKey {
+                    path: path.to_path_buf(),
+                    hint: did_you_mean(&key),
+                    key,
+                    accepted: KEYS
+                        .iter()
+                        .map(|(k, _, _)| *k)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+                continue;
+            }
+            let mut one = toml::Table::new();
+            one.insert(key.clone(), value.clone());
+            match toml::Value::Table(one).try_into::<ConfigLayer>() {
+                Ok(l) => layer = l.or(layer),
+                Err(e) => errors.push(ConfigError::BadValue {
+                    path: path.to_path_buf(),
+                    expected: expected_of(&key),
+                    key,
+                    value: value.to_string(),
+                    why: e.message().trim().to_string(),
+                }),
+            }
+        }
+        (layer, errors)
     }
 
     /// Fills every unset key of `self` from `lower`.
@@ -343,6 +589,9 @@ pub struct Config {
     pub backend_connect_ms: u64,
     /// `TOOLSUM_BACKEND_API_KEY` (environment only: a flag or a config file would show it).
     pub backend_api_key: Option<crate::remote::ApiKey>,
+    /// The keys set by flags, environment or file, before defaults: what a client sends the
+    /// daemon, so that the daemon's own settings hold for every key the caller left unset.
+    pub explicit: ConfigLayer,
 }
 
 /// The default socket path: `$XDG_RUNTIME_DIR/toolsum/toolsum.sock` when that variable names
@@ -403,10 +652,47 @@ impl Config {
         Ok(Self::resolve(cli.or(env_layer).or(file_layer), env))
     }
 
+    /// [`Config::load`] that never fails: a variable or file key that does not parse is left
+    /// out (its default applies) and its error returned, to be shown as a warning. For the
+    /// guard and hook paths, which must answer whatever the configuration says.
+    pub fn load_lenient(cli: ConfigLayer) -> (Config, Vec<ConfigError>) {
+        let env = |k: &str| std::env::var(k).ok();
+        Self::load_lenient_with(cli, &env)
+    }
+
+    /// [`Config::load_lenient`] with an explicit environment lookup (for tests).
+    pub fn load_lenient_with(
+        cli: ConfigLayer,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> (Config, Vec<ConfigError>) {
+        let (env_layer, mut errors) = ConfigLayer::from_env_lenient(env);
+        let explicit = env("TOOLSUM_CONFIG").is_some_and(|v| !v.is_empty());
+        let file_layer = match config_file_path(env) {
+            Some(path) => match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    let (l, e) = ConfigLayer::from_toml_lenient(&text, &path);
+                    errors.extend(e);
+                    l
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                    ConfigLayer::default()
+                }
+                Err(source) => {
+                    errors.push(ConfigError::Read { path, source });
+                    ConfigLayer::default()
+                }
+            },
+            None => ConfigLayer::default(),
+        };
+        (Self::resolve(cli.or(env_layer).or(file_layer), env), errors)
+    }
+
     /// Applies defaults to a merged layer.
     pub fn resolve(l: ConfigLayer, env: &dyn Fn(&str) -> Option<String>) -> Config {
         let d = Limits::default();
+        let explicit = l.clone();
         Config {
+            explicit,
             socket: l.socket.unwrap_or_else(|| default_socket_path(env)),
             model: l.model,
             threads: l.threads,
@@ -520,10 +806,8 @@ mod tests {
         let file = dir.path().join("c.toml");
         std::fs::write(&file, "tokn_limit = 1\n").unwrap();
         let env = env_of(&[("TOOLSUM_CONFIG", file.to_str().unwrap())]);
-        assert!(matches!(
-            Config::load_with(ConfigLayer::default(), &env),
-            Err(ConfigError::Parse { .. })
-        ));
+        let e = Config::load_with(ConfigLayer::default(), &env).unwrap_err();
+        assert!(matches!(e, ConfigError::UnknownKey { .. }), "{e}");
         let env = env_of(&[("TOOLSUM_THREADS", "four")]);
         assert!(matches!(
             Config::load_with(ConfigLayer::default(), &env),
@@ -578,6 +862,75 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn config_errors_name_the_key_and_what_it_accepts() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "token_limt = 5\n").unwrap();
+        let env = env_of(&[("TOOLSUM_CONFIG", file.to_str().unwrap())]);
+        let e = Config::load_with(ConfigLayer::default(), &env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown key `token_limt`"), "{e}");
+        assert!(e.contains("did you mean `token_limit`?"), "{e}");
+        assert!(e.contains("accepted keys: socket, model,"), "{e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+        // Lenient: every bad key reported, the good ones kept, defaults for the rest.
+        std::fs::write(
+            &file,
+            "token_limt = 5\nkv_decode = \"q4\"\nmodel_ms = 300\n",
+        )
+        .unwrap();
+        let (c, errs) = Config::load_lenient_with(ConfigLayer::default(), &env);
+        assert_eq!(c.limits.model_ms, 300);
+        assert_eq!(c.limits.token_limit, Limits::default().token_limit);
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        let bad = errs[0].to_string();
+        assert!(bad.contains("key `kv_decode` = \"q4\""), "{bad}");
+        assert!(bad.contains("expected q8 or f16"), "{bad}");
+        assert_eq!(c.explicit.model_ms, Some(300));
+        assert_eq!(c.explicit.token_limit, None);
+
+        std::fs::write(&file, "token_limit = = 5\n").unwrap();
+        let e = Config::load_with(ConfigLayer::default(), &env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not valid TOML: line 1, column"), "{e}");
+
+        let env = env_of(&[("TOOLSUM_TOKEN_LIMIT", "abc"), ("TOOLSUM_MODEL_MS", "9")]);
+        let e = Config::load_with(ConfigLayer::default(), &env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("TOOLSUM_TOKEN_LIMIT=\"abc\""), "{e}");
+        assert!(e.contains("expected a whole number of tokens"), "{e}");
+        let (c, errs) = Config::load_lenient_with(ConfigLayer::default(), &env);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(c.limits.token_limit, Limits::default().token_limit);
+        assert_eq!(c.limits.model_ms, 9);
+    }
+
+    #[test]
+    fn every_layer_field_is_a_key() {
+        // KEYS and ConfigLayer list the same keys: a layer with every key set serializes to
+        // exactly KEYS' names (checked through the TOML round trip of each key).
+        for (k, _, _) in KEYS {
+            let v = if *k == "kv_decode" {
+                "\"f16\"".to_string()
+            } else if *k == "backend" {
+                "\"openai\"".to_string()
+            } else if *k == "backend_fallback" {
+                "\"local\"".to_string()
+            } else if ["socket", "model", "device", "backend_url", "backend_model"].contains(k) {
+                "\"x\"".to_string()
+            } else {
+                "1".to_string()
+            };
+            let l = ConfigLayer::from_toml(&format!("{k} = {v}\n"), Path::new("t.toml"));
+            assert!(l.is_ok(), "{k}: {l:?}");
+            assert_ne!(l.unwrap(), ConfigLayer::default(), "{k}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! - [`guard`]: the guard pipeline (binary detection, save, count, pass-through, reduce, summarize, preview).
 //! - [`bench`]: the benchmark harness (`toolsum bench`): corpus through toolsum and baselines, scored.
 //! - [`daemon`]: protocol v1 over a Unix socket, the server, the model-owner thread and the client.
+//! - [`mcp`]: `toolsum mcp`, a stdio MCP proxy that adds `_intent` and guards tool results.
 //! - [`remote`]: the remote backend: narration by an OpenAI-compatible server (vLLM, llama-server).
 #![deny(missing_docs)]
 
@@ -20,6 +21,8 @@ pub mod config;
 pub mod daemon;
 pub mod engine;
 pub mod guard;
+pub mod hooks;
+pub mod mcp;
 pub mod models;
 pub mod remote;
 pub mod tokenizer;

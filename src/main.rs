@@ -114,6 +114,17 @@ enum Cmd {
     Serve(toolsum::daemon::cli::ServeArgs),
     /// Guard one tool result through the daemon (local fallback when it is unavailable).
     Guard(toolsum::daemon::cli::GuardArgs),
+    /// An agent's post-tool hook: reads the hook JSON on stdin, prints the agent's replacement
+    /// (nothing when the result stays); always exits 0.
+    Hook(toolsum::hooks::HookArgs),
+    /// Add toolsum's hook to an agent's configuration (idempotent, keeps a backup).
+    Install(toolsum::hooks::install::InstallArgs),
+    /// Remove toolsum's hook from an agent's configuration.
+    Uninstall(toolsum::hooks::install::InstallArgs),
+    /// Ask a saved output a new question (the guard's reduction and model, steered by it).
+    Ask(toolsum::daemon::cli::AskArgs),
+    /// Run an MCP server behind a stdio proxy that adds `_intent` and guards its results.
+    Mcp(toolsum::mcp::McpArgs),
     /// Print the daemon's status.
     Status(toolsum::daemon::cli::SocketArgs),
     /// Stop the daemon gracefully.
@@ -228,6 +239,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Models { cmd } => models_cmd(cmd)?,
         Cmd::Serve(a) => toolsum::daemon::cli::serve_cmd(a)?,
         Cmd::Guard(a) => toolsum::daemon::cli::guard_cmd(a)?,
+        Cmd::Hook(a) => toolsum::hooks::hook_cmd(a),
+        Cmd::Install(a) => toolsum::hooks::install::install_cmd(a, true)?,
+        Cmd::Uninstall(a) => toolsum::hooks::install::install_cmd(a, false)?,
+        Cmd::Ask(a) => toolsum::daemon::cli::ask_cmd(a)?,
+        Cmd::Mcp(a) => toolsum::mcp::mcp_cmd(a)?,
         Cmd::Status(a) => toolsum::daemon::cli::status_cmd(a)?,
         Cmd::Stop(a) => toolsum::daemon::cli::stop_cmd(a)?,
         Cmd::Bench(a) => {
@@ -306,7 +322,16 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match run(Cli::parse()) {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        // A hook never breaks its agent: bad hook flags print nothing and exit 0.
+        Err(e) if std::env::args().nth(1).as_deref() == Some("hook") => {
+            eprintln!("toolsum hook: {e}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => e.exit(),
+    };
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // The whole cause chain on one line, skipping a cause that the message before it

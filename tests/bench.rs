@@ -85,3 +85,122 @@ fn bench_runs_three_files_through_the_daemon() {
             .unwrap();
     assert_eq!(js["rows"].as_array().map(Vec::len), Some(9));
 }
+
+/// Two corpora in one run (a second one built from shared files: a dev row, a holdout row and an
+/// unlabelled row): each set gets its totals, the holdout file appears in no per-file row, in
+/// neither bench.md nor bench.json, and the unlabelled row is skipped with a note.
+#[test]
+fn bench_reports_sets_and_keeps_holdout_to_totals() {
+    use toolsum::bench::sets::NamedCorpus;
+    util::model_path("tiny");
+    let shared = util::corpus_dir();
+    let text = std::fs::read_to_string(shared.join("MANIFEST.tsv")).unwrap();
+    let line_of = |f: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{f}\t")))
+            .unwrap_or_else(|| panic!("{f} not in the shared manifest"))
+            .to_string()
+    };
+    let dev = tempfile::tempdir().unwrap();
+    let mut manifest = String::from(
+        "file\tkind\tbytes\tsource\tlicense\tintent\tmust_keep\tnotes\tsha256\tsplit\n",
+    );
+    let mut holdout_must_keep = 0;
+    for (src, dst, split, labelled) in [
+        ("json_02.json", "devrow_a.json", "dev", true),
+        ("kubectl_02.txt", "secret_hold.txt", "holdout", true),
+        ("kubectl_06.txt", "unlabelled_x.txt", "dev", false),
+    ] {
+        std::fs::copy(shared.join(src), dev.path().join(dst)).unwrap();
+        let mut f: Vec<String> = line_of(src).split('\t').map(str::to_string).collect();
+        f.resize(9, String::new());
+        f[0] = dst.into();
+        if !labelled {
+            f[5].clear();
+            f[6].clear();
+        }
+        if split == "holdout" {
+            holdout_must_keep = f[6].split(" || ").count();
+        }
+        f.push(split.into());
+        manifest.push_str(&f.join("\t"));
+        manifest.push('\n');
+    }
+    std::fs::write(dev.path().join("MANIFEST.tsv"), manifest).unwrap();
+
+    let out = tempfile::tempdir().unwrap();
+    let rep = run(BenchOptions {
+        corpus: shared,
+        corpus_name: Some("shared".into()),
+        more_corpora: vec![NamedCorpus {
+            name: "dev".into(),
+            dir: dev.path().to_path_buf(),
+        }],
+        model: Some("tiny".into()),
+        toolsum_bin: Some(util::bin()),
+        out_dir: out.path().to_path_buf(),
+        files: [
+            "kubectl_06.txt",
+            "devrow_a.json",
+            "secret_hold.txt",
+            "unlabelled_x.txt",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        quiet: true,
+        ..BenchOptions::default()
+    })
+    .expect("bench run");
+
+    assert_eq!(
+        rep.notes,
+        ["dev: skipped 1 unlabelled file(s) (no must_keep yet)"]
+    );
+    let names: Vec<&str> = rep.sets.iter().map(|s| s.set.as_str()).collect();
+    assert_eq!(names, ["shared", "dev", "dev-holdout"]);
+    assert!(rep.sets[2].holdout && !rep.sets[1].holdout);
+    for s in &rep.sets {
+        assert_eq!(s.files, 1, "{}", s.set);
+        let systems: Vec<&str> = s.totals.iter().map(|t| t.system.as_str()).collect();
+        assert_eq!(systems, ["toolsum", "head", "head+tail"], "{}", s.set);
+    }
+    // The holdout file was run and scored, but only its totals are reported.
+    let hold = &rep.sets[2].totals[0];
+    assert_eq!(hold.must_keep, holdout_must_keep);
+    assert_eq!(hold.errors, 0);
+    assert_eq!(rep.holdout_files, 1);
+    assert_eq!(rep.rows.len(), 6, "2 visible files x 3 systems");
+    assert!(rep.rows.iter().all(|r| r.file != "secret_hold.txt"));
+    for f in ["bench.md", "bench.json"] {
+        let body = std::fs::read_to_string(out.path().join(f)).unwrap();
+        assert!(!body.contains("secret_hold"), "{f} names the holdout file");
+    }
+    let lines: Vec<&str> = rep.totals_line.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", rep.totals_line);
+    for (l, set) in lines.iter().zip(["shared", "dev", "dev-holdout"]) {
+        assert!(
+            l.starts_with(&format!("[{set}] toolsum: recall=")) && l.contains("; head+tail: "),
+            "{l}"
+        );
+    }
+    assert!(rep
+        .markdown
+        .contains("| dev-holdout (holdout) | 1 | toolsum |"));
+}
+
+/// The dev corpus tool's own tests (tiny in-memory archives, no network) and the committed
+/// SOURCES.tsv / LABELS.tsv / README checks.
+#[test]
+fn devcorpus_tool_selftest_passes() {
+    let out = std::process::Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/devcorpus.py"))
+        .arg("selftest")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "devcorpus.py selftest failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -3,15 +3,23 @@
 
 use std::path::PathBuf;
 
+use super::sets::NamedCorpus;
 use super::{run, BenchOptions, BenchReport, DEFAULT_START_TIMEOUT_MS, NAIVE_CONTEXT};
 
-/// `toolsum bench [--corpus DIR] [--model M] [--out DIR] [--files a,b] [--limit N] [--naive N]
+/// `toolsum bench [--corpus [NAME=]DIR]... [--model M] [--out DIR] [--files a,b] [--limit N] [--naive N]
 /// [--deadline-ms N]`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchArgs {
-    /// Corpus directory holding MANIFEST.tsv and its files.
-    #[arg(long, default_value = "tests/corpus")]
-    pub corpus: PathBuf,
+    /// Corpus directory holding MANIFEST.tsv and its files, as `DIR` or `NAME=DIR` (NAME: the
+    /// set its totals are reported under; default the directory's name). Repeat it to run
+    /// several corpora in one daemon session, each with its own totals (a manifest with a
+    /// `split` column gives one set per split: `dev`, `dev-holdout`).
+    #[arg(
+        long = "corpus",
+        value_name = "[NAME=]DIR",
+        default_value = "tests/corpus"
+    )]
+    pub corpus: Vec<String>,
     /// Model: a .gguf path, a tier (tiny, small, large) or org/repo:file.gguf.
     #[arg(long, env = "TOOLSUM_MODEL")]
     pub model: Option<String>,
@@ -55,8 +63,14 @@ pub struct BenchArgs {
 
 impl From<BenchArgs> for BenchOptions {
     fn from(a: BenchArgs) -> Self {
+        let mut corpora = a.corpus.iter().map(|c| NamedCorpus::parse(c));
+        let first = corpora
+            .next()
+            .unwrap_or_else(|| NamedCorpus::unnamed(std::path::Path::new("tests/corpus")));
         BenchOptions {
-            corpus: a.corpus,
+            corpus: first.dir,
+            corpus_name: Some(first.name),
+            more_corpora: corpora.collect(),
             model: a.model,
             toolsum_bin: a.toolsum_bin,
             out_dir: a.out,

@@ -3,8 +3,10 @@
 //!
 //! Format (tests/corpus/README.md): plain tab-separated values, no quoting (many `must_keep`
 //! strings start with `"`), a header row, then `file, kind, bytes, source, license, intent,
-//! must_keep, notes, sha256`. `must_keep` strings are joined by ` || `; a literal `\t` in one
-//! means a tab. `sha256` is a prefix (16 hex digits in the repo copy) of the file's SHA-256.
+//! must_keep, notes, sha256`, and optionally `split` (`dev` or `holdout`: the dev corpus,
+//! tests/devcorpus/README.md). `must_keep` strings are joined by ` || `; a literal `\t` in one
+//! means a tab, unless only its literal reading occurs in the input ([`ManifestRow::resolve_tabs`]). `sha256` is a prefix (16 hex digits in the repo copy, all 64 in the dev corpus) of
+//! the file's SHA-256.
 
 use std::path::{Path, PathBuf};
 
@@ -27,8 +29,46 @@ pub struct ManifestRow {
     pub intent: String,
     /// Exact substrings a faithful summary keeps (literal `\t` already turned into a tab).
     pub must_keep: Vec<String>,
+    /// The same strings as written in the manifest (`\t` not turned into a tab), for
+    /// [`ManifestRow::resolve_tabs`].
+    pub must_keep_as_written: Vec<String>,
     /// Hex prefix of the file's SHA-256 (may be empty).
     pub sha256: String,
+    /// The split the file belongs to (`dev`, `holdout`; empty when the manifest has none).
+    /// Holdout files are reported only through totals ([`HOLDOUT`]).
+    pub split: String,
+}
+
+/// The split whose files are looked at only through the benchmark's totals: no per-file row,
+/// score or text of it is printed or written.
+pub const HOLDOUT: &str = "holdout";
+
+impl ManifestRow {
+    /// A row is labelled when it has `must_keep` strings; the bench skips unlabelled rows.
+    pub fn is_labelled(&self) -> bool {
+        !self.must_keep.is_empty()
+    }
+
+    /// Settles what each `\t` of a `must_keep` string meant, against the input it was copied
+    /// from (`collapsed_input`: the input after [`super::score::collapse`]): a string whose
+    /// tab reading does not occur there but whose literal reading does (a Windows path such as
+    /// `c:\test_app.exe`) keeps its literal text. Other strings are left as parsed.
+    pub fn resolve_tabs(&mut self, collapsed_input: &str) {
+        use super::score::collapse;
+        for (m, raw) in self.must_keep.iter_mut().zip(&self.must_keep_as_written) {
+            if m != raw
+                && !collapsed_input.contains(&collapse(m))
+                && collapsed_input.contains(&collapse(raw))
+            {
+                *m = raw.clone();
+            }
+        }
+    }
+
+    /// True for a [`HOLDOUT`] row.
+    pub fn is_holdout(&self) -> bool {
+        self.split == HOLDOUT
+    }
 }
 
 /// Errors reading a manifest or a corpus file.
@@ -95,10 +135,14 @@ pub fn parse(text: &str) -> Result<Vec<ManifestRow>, ManifestError> {
             line: i + 1,
             value: f[2].to_string(),
         })?;
-        let must_keep = f[6]
+        let must_keep_as_written: Vec<String> = f[6]
             .split(MUST_KEEP_SEPARATOR)
-            .map(|s| s.replace("\\t", "\t"))
             .filter(|s| !s.trim().is_empty())
+            .map(str::to_string)
+            .collect();
+        let must_keep = must_keep_as_written
+            .iter()
+            .map(|s| s.replace("\\t", "\t"))
             .collect();
         rows.push(ManifestRow {
             file: f[0].to_string(),
@@ -106,7 +150,9 @@ pub fn parse(text: &str) -> Result<Vec<ManifestRow>, ManifestError> {
             bytes,
             intent: f[5].to_string(),
             must_keep,
+            must_keep_as_written,
             sha256: f.get(8).map(|s| s.trim().to_string()).unwrap_or_default(),
+            split: f.get(9).map(|s| s.trim().to_string()).unwrap_or_default(),
         });
     }
     Ok(rows)
@@ -145,13 +191,85 @@ pub fn read_checked(corpus: &Path, row: &ManifestRow) -> Result<Vec<u8>, Manifes
     Ok(bytes)
 }
 
-/// The tool name an agent would have called for an output of this kind (sent as `tool`):
-/// command output is `Bash`, files read from disk are `Read`, a web page is `WebFetch`.
+/// The tool name an agent would have called for an output of this kind (sent as `tool`), chosen
+/// by the kind's family, read from the words of its snake_case name (kinds are free-form: the
+/// shared corpus uses `log`, `ci`, ...; the dev corpus `zeek_log_tsv`, `github_api_replay_txt`):
+/// - `mcp_*`: the text block of an MCP tool result, `mcp__api__call` (Claude Code's
+///   `mcp__<server>__<tool>` naming);
+/// - fetched over HTTP (web pages, API responses and recordings, feeds, API specs, GraphQL,
+///   Prometheus scrapes): `WebFetch`;
+/// - printed by a command (test runners and their reports, CI, build tools, linters, auditors,
+///   VCS, network device and system CLIs, terminal transcripts and recordings): `Bash`;
+/// - anything else is a file read from disk (logs, datasets, notebooks, SBOMs, templates,
+///   lockfiles, catalogues, crash reports, traces): `Read`.
 pub fn tool_for_kind(kind: &str) -> &'static str {
-    match kind {
-        "ci" | "test" | "listing" | "shell" | "kubectl" => "Bash",
-        "html" => "WebFetch",
-        _ => "Read",
+    const WEB: &[&str] = &[
+        "html",
+        "har",
+        "http",
+        "api",
+        "cassette",
+        "replay",
+        "feed",
+        "atom",
+        "rss",
+        "sitemap",
+        "discovery",
+        "openapi",
+        "swagger",
+        "graphql",
+        "metrics",
+    ];
+    const SHELL: &[&str] = &[
+        "ci",
+        "test",
+        "tests",
+        "listing",
+        "shell",
+        "kubectl",
+        "junit",
+        "tap",
+        "cucumber",
+        "playwright",
+        "ava",
+        "bazel",
+        "cargo",
+        "clippy",
+        "lint",
+        "audit",
+        "safety",
+        "git",
+        "hg",
+        "diff",
+        "transcript",
+        "show",
+        "nmap",
+        "valgrind",
+        "ss",
+        "nft",
+        "journalctl",
+        "stackwalk",
+        "dump",
+        "mysqldump",
+        "explain",
+        "cov",
+        "cast",
+        "terminal",
+    ];
+    let lower = kind.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |set: &[&str]| words.iter().any(|w| set.contains(w));
+    if words.first() == Some(&"mcp") {
+        "mcp__api__call"
+    } else if has(WEB) {
+        "WebFetch"
+    } else if has(SHELL) {
+        "Bash"
+    } else {
+        "Read"
     }
 }
 
@@ -196,6 +314,55 @@ mod tests {
             assert!(!r.must_keep.is_empty(), "{}", r.file);
             let b = read_checked(&corpus, r).unwrap();
             assert_eq!(b.len() as u64, r.bytes, "{}", r.file);
+        }
+    }
+
+    #[test]
+    fn a_literal_backslash_t_is_kept_when_the_input_has_it() {
+        let mut row = parse("f\tlog\t1\ts\tl\ti\tpath c:\\test_app.exe || a\\tb\n")
+            .unwrap()
+            .remove(0);
+        assert_eq!(row.must_keep, ["path c:\test_app.exe", "a\tb"]);
+        row.resolve_tabs(&crate::bench::score::collapse(
+            "the path c:\\test_app.exe and a b",
+        ));
+        assert_eq!(row.must_keep, ["path c:\\test_app.exe", "a\tb"]);
+    }
+
+    #[test]
+    fn split_column_is_optional() {
+        let rows =
+            parse("a\tlog\t1\ts\tl\ti\tx\t\tab\tholdout\nb\tlog\t1\ts\tl\t\t\t\t\t\n").unwrap();
+        assert_eq!(rows[0].split, "holdout");
+        assert!(rows[0].is_holdout() && rows[0].is_labelled());
+        assert_eq!(rows[1].split, "");
+        assert!(!rows[1].is_holdout() && !rows[1].is_labelled());
+    }
+
+    #[test]
+    fn tools_follow_the_kind_family() {
+        for (kind, tool) in [
+            ("log", "Read"),
+            ("ci", "Bash"),
+            ("test", "Bash"),
+            ("kubectl", "Bash"),
+            ("html", "WebFetch"),
+            ("json", "Read"),
+            ("sql", "Read"),
+            ("mcp_gitlab_api_response_json", "mcp__api__call"),
+            ("html_page", "WebFetch"),
+            ("reddit_api_cassette_json", "WebFetch"),
+            ("prometheus_metrics_text", "WebFetch"),
+            ("junit_xml", "Bash"),
+            ("cargo_clippy_json", "Bash"),
+            ("network_show_interfaces", "Bash"),
+            ("mysql_explain_json_transcript", "Bash"),
+            ("zeek_log_tsv", "Read"),
+            ("jupyter_notebook", "Read"),
+            ("sbom_cyclonedx_xml", "Read"),
+            ("Git_Diff", "Bash"),
+        ] {
+            assert_eq!(tool_for_kind(kind), tool, "{kind}");
         }
     }
 

@@ -7,6 +7,8 @@
 //! - [`daemon`]: the `toolsum serve` child process.
 //! - [`systems`]: the baselines: head, head+tail, naive model summary.
 //! - [`report`]: totals, the markdown table, the totals line, the PNG chart.
+//! - [`sets`]: several corpora in one run, totals per set (`shared`, `dev`, `dev-holdout`), and
+//!   the holdout rule (totals only).
 //! - [`cli`]: clap arguments of `toolsum bench`.
 //!
 //! Systems: `toolsum` (the full guard pipeline through the daemon), `head` (first 2,000
@@ -19,12 +21,13 @@ pub mod daemon;
 pub mod manifest;
 pub mod report;
 pub mod score;
+pub mod sets;
 pub mod systems;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use serde::Serialize;
 use serde_json::json;
 
@@ -33,6 +36,7 @@ use crate::daemon::client::{put_content, Client};
 use crate::guard::Timings;
 use crate::tokenizer::GgufTokenizer;
 use manifest::ManifestRow;
+use sets::NamedCorpus;
 
 /// Characters of head (and of tail) of the cut baselines; the 2,000 that agent CLIs keep.
 pub const BASELINE_CHARS: usize = 2_000;
@@ -57,6 +61,10 @@ pub const SYSTEMS: [&str; 4] = ["toolsum", "head", "head+tail", "naive"];
 pub struct BenchOptions {
     /// Directory holding `MANIFEST.tsv` and the files it names.
     pub corpus: PathBuf,
+    /// The set name of `corpus`'s files; `None` = its directory's last component.
+    pub corpus_name: Option<String>,
+    /// Further corpora run in the same daemon session, after `corpus`; each gets its own totals.
+    pub more_corpora: Vec<NamedCorpus>,
     /// Model spec (tier, path or repo:file), for the daemon, the tokenizer and naive.
     pub model: Option<String>,
     /// The `toolsum` binary that serves; `None` = this executable (right for `toolsum bench`;
@@ -93,6 +101,8 @@ impl Default for BenchOptions {
     fn default() -> Self {
         Self {
             corpus: PathBuf::from("tests/corpus"),
+            corpus_name: None,
+            more_corpora: Vec::new(),
             model: None,
             toolsum_bin: None,
             out_dir: PathBuf::from("bench-out"),
@@ -149,6 +159,8 @@ impl Machine {
 pub struct Row {
     /// Manifest file name.
     pub file: String,
+    /// The set the file is reported under ([`sets::set_name`]).
+    pub set: String,
     /// Manifest kind.
     pub kind: String,
     /// System name (one of [`SYSTEMS`]).
@@ -219,23 +231,36 @@ pub struct BenchReport {
     pub model: String,
     /// The model file.
     pub model_path: PathBuf,
-    /// The corpus directory.
+    /// The (first) corpus directory.
     pub corpus: PathBuf,
+    /// Every corpus run, with its set name.
+    pub corpora: Vec<NamedCorpus>,
+    /// Files run per corpus (labelled ones; holdout included).
+    pub corpus_files: Vec<usize>,
+    /// Files of holdout sets: in the totals only.
+    pub holdout_files: usize,
+    /// Notes on what was not run (unlabelled rows skipped).
+    pub notes: Vec<String>,
     /// The `deadline_ms` sent with each request, if any.
     pub deadline_ms: Option<u64>,
     /// The `token_limit` sent with each request, if any.
     pub token_limit: Option<usize>,
     /// The `model_ms` sent with each request, if any.
     pub model_ms: Option<u64>,
-    /// One row per file and system, files in manifest order, systems in [`SYSTEMS`] order.
+    /// One row per file and system, files in manifest order, systems in [`SYSTEMS`] order;
+    /// holdout files have none ([`sets`]).
     pub rows: Vec<Row>,
-    /// Totals per system, in [`SYSTEMS`] order (systems that ran).
+    /// Totals per system over every file run (holdout included), in [`SYSTEMS`] order (systems
+    /// that ran).
     pub totals: Vec<report::Totals>,
+    /// Totals per set and system.
+    pub sets: Vec<sets::SetTotals>,
     /// Daemon figures.
     pub daemon: DaemonStats,
     /// The markdown table (also in `bench.md`).
     pub markdown: String,
-    /// The totals line, printed last.
+    /// The totals line, printed last: [`report::totals_line`] for one set without holdout,
+    /// else one [`sets::totals_lines`] line per set.
     pub totals_line: String,
     /// Files written under the out dir.
     pub written: Vec<PathBuf>,
@@ -243,29 +268,12 @@ pub struct BenchReport {
 
 struct Input {
     row: ManifestRow,
+    corpus: usize,
+    set: String,
     bytes: Vec<u8>,
     text: String,
     tokens: usize,
     collapsed: String,
-}
-
-fn select(rows: Vec<ManifestRow>, opts: &BenchOptions) -> anyhow::Result<Vec<ManifestRow>> {
-    for f in &opts.files {
-        if !rows.iter().any(|r| &r.file == f) {
-            bail!("--files: {f:?} is not in the manifest");
-        }
-    }
-    let mut sel: Vec<ManifestRow> = rows
-        .into_iter()
-        .filter(|r| opts.files.is_empty() || opts.files.contains(&r.file))
-        .collect();
-    if let Some(n) = opts.limit {
-        sel.truncate(n);
-    }
-    if sel.is_empty() {
-        bail!("no files selected");
-    }
-    Ok(sel)
 }
 
 /// Scores a returned text into a [`Row`].
@@ -293,6 +301,7 @@ fn score_row(
     let must = input.row.must_keep.len();
     Row {
         file: input.row.file.clone(),
+        set: input.set.clone(),
         kind: input.row.kind.clone(),
         system: system.into(),
         input_bytes: input.bytes.len(),
@@ -337,7 +346,22 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
             eprintln!("{s}");
         }
     };
-    let rows = select(manifest::load(&opts.corpus)?, &opts)?;
+    let mut corpora = vec![NamedCorpus {
+        name: opts
+            .corpus_name
+            .clone()
+            .unwrap_or_else(|| NamedCorpus::unnamed(&opts.corpus).name),
+        dir: opts.corpus.clone(),
+    }];
+    corpora.extend(opts.more_corpora.iter().cloned());
+    let mut manifests = Vec::new();
+    for c in &corpora {
+        manifests.push(manifest::load(&c.dir)?);
+    }
+    let (rows, notes) = sets::select(&corpora, manifests, &opts.files, opts.limit)?;
+    for n in &notes {
+        say(format!("bench: {n}"));
+    }
     std::fs::create_dir_all(&opts.out_dir)
         .with_context(|| format!("creating {}", opts.out_dir.display()))?;
     let out_dir = opts.out_dir.canonicalize()?;
@@ -347,13 +371,19 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
     let machine = Machine::detect();
 
     let mut inputs = Vec::new();
-    for row in rows {
-        let bytes = manifest::read_checked(&opts.corpus, &row)?;
+    let mut corpus_files = vec![0usize; corpora.len()];
+    for (ci, mut row) in rows {
+        corpus_files[ci] += 1;
+        let set = sets::set_name(&corpora[ci].name, &row);
+        let bytes = manifest::read_checked(&corpora[ci].dir, &row)?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let tokens = tokenizer.count(&text);
         let collapsed = score::collapse(&text);
+        row.resolve_tabs(&collapsed);
         inputs.push(Input {
             row,
+            corpus: ci,
+            set,
             bytes,
             text,
             tokens,
@@ -367,10 +397,17 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
         machine.label()
     ));
 
-    let mut by_system: Vec<Vec<Row>> = vec![Vec::new(); SYSTEMS.len()];
+    let holdout_files = inputs.iter().filter(|i| i.row.is_holdout()).count();
+    if holdout_files > 0 {
+        say(format!(
+            "bench: {holdout_files} holdout file(s): reported through totals only"
+        ));
+    }
+    // One slot per input and system (file names may repeat across corpora).
+    let mut by_system: Vec<Vec<Option<Row>>> = vec![vec![None; inputs.len()]; SYSTEMS.len()];
 
     // The cut baselines (no model).
-    for inp in &inputs {
+    for (i, inp) in inputs.iter().enumerate() {
         let p = systems::pointer(&inp.row.file, inp.bytes.len() as u64);
         let t = Instant::now();
         let text = systems::head(&inp.text, BASELINE_CHARS, &p);
@@ -380,7 +417,7 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
         } else {
             "cut"
         };
-        by_system[1].push(score_row(
+        by_system[1][i] = Some(score_row(
             inp,
             "head",
             result.into(),
@@ -399,7 +436,7 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
         } else {
             "cut"
         };
-        by_system[2].push(score_row(
+        by_system[2][i] = Some(score_row(
             inp,
             "head+tail",
             result.into(),
@@ -501,17 +538,21 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
                 )
             }
         };
-        say(format!(
-            "[{}/{}] {} toolsum {}: recall {:.2} invented {} {:.1} s",
-            i + 1,
-            inputs.len(),
-            inp.row.file,
-            row.result,
-            row.recall,
-            row.invented.len(),
-            row.wall_ms / 1e3
-        ));
-        by_system[0].push(row);
+        if inp.row.is_holdout() {
+            say(format!("[{}/{}] (holdout file)", i + 1, inputs.len()));
+        } else {
+            say(format!(
+                "[{}/{}] {} toolsum {}: recall {:.2} invented {} {:.1} s",
+                i + 1,
+                inputs.len(),
+                inp.row.file,
+                row.result,
+                row.recall,
+                row.invented.len(),
+                row.wall_ms / 1e3
+            ));
+        }
+        by_system[0][i] = Some(row);
     }
     if let Ok(mut c) = d.connect() {
         if let Ok(st) = c.status() {
@@ -543,7 +584,7 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
             opts.naive_context
         ));
         let mut naive = systems::Naive::load(&model_path, opts.threads, opts.naive_context)?;
-        for inp in inputs.iter().take(opts.naive) {
+        for (i, inp) in inputs.iter().enumerate().take(opts.naive) {
             let t = Instant::now();
             let res = naive.summarize(
                 manifest::tool_for_kind(&inp.row.kind),
@@ -599,49 +640,75 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
                     &tokenizer,
                 ),
             };
-            say(format!(
-                "naive {}: recall {:.2} invented {} {:.1} s",
-                inp.row.file,
-                row.recall,
-                row.invented.len(),
-                row.wall_ms / 1e3
-            ));
-            by_system[3].push(row);
+            if inp.row.is_holdout() {
+                say("naive: (holdout file)".into());
+            } else {
+                say(format!(
+                    "naive {}: recall {:.2} invented {} {:.1} s",
+                    inp.row.file,
+                    row.recall,
+                    row.invented.len(),
+                    row.wall_ms / 1e3
+                ));
+            }
+            by_system[3][i] = Some(row);
         }
     }
 
-    // Rows file by file, systems in order.
+    // Rows file by file, systems in order; holdout rows only feed the totals.
+    let mut all_rows = Vec::new();
     let mut rows = Vec::new();
-    for inp in &inputs {
+    for (i, inp) in inputs.iter().enumerate() {
         for sys in &by_system {
-            if let Some(r) = sys.iter().find(|r| r.file == inp.row.file) {
-                rows.push(r.clone());
+            if let Some(r) = &sys[i] {
+                all_rows.push(r.clone());
+                if !inp.row.is_holdout() {
+                    rows.push(r.clone());
+                }
             }
         }
     }
     let totals: Vec<report::Totals> = SYSTEMS
         .iter()
         .zip(&by_system)
+        .map(|(name, rs)| (name, rs.iter().flatten().cloned().collect::<Vec<Row>>()))
         .filter(|(_, rs)| !rs.is_empty())
-        .map(|(name, rs)| report::Totals::of(name, rs, &stats))
+        .map(|(name, rs)| report::Totals::of(name, &rs, &stats))
         .collect();
+    let order = sets::set_order(
+        &inputs
+            .iter()
+            .map(|i| (i.corpus, i.set.clone(), i.row.is_holdout()))
+            .collect::<Vec<_>>(),
+    );
+    let set_totals = sets::totals_by_set(&all_rows, &order, &stats);
+    drop(all_rows);
     let mut rep = BenchReport {
         machine,
         model: model_name,
         model_path,
         corpus: opts.corpus.clone(),
+        corpora,
+        corpus_files,
+        holdout_files,
+        notes,
         deadline_ms: opts.deadline_ms,
         token_limit: opts.token_limit,
         model_ms: opts.model_ms,
         rows,
         totals,
+        sets: set_totals,
         daemon: stats,
         markdown: String::new(),
         totals_line: String::new(),
         written: Vec::new(),
     };
     rep.markdown = report::markdown(&rep);
-    rep.totals_line = report::totals_line(&rep.totals);
+    rep.totals_line = if sets::reported_by_set(rep.corpora.len(), &rep.sets) {
+        sets::totals_lines(&rep.sets)
+    } else {
+        report::totals_line(&rep.totals)
+    };
     write_outputs(&mut rep, &out_dir, opts.chart)?;
     if !opts.quiet {
         println!("{}", rep.markdown);

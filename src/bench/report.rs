@@ -33,6 +33,8 @@ pub struct Totals {
     pub invented: usize,
     /// Returned tokens over all files.
     pub output_tokens: usize,
+    /// Largest returned size of one file (tokens).
+    pub output_tokens_max: usize,
     /// Input tokens over all files.
     pub input_tokens: usize,
     /// `output_tokens / input_tokens`.
@@ -102,6 +104,7 @@ impl Totals {
             recall_mean: mean(rows.iter().map(|r| r.recall)).unwrap_or(0.0),
             invented: rows.iter().map(|r| r.invented.len()).sum(),
             output_tokens,
+            output_tokens_max: rows.iter().map(|r| r.output_tokens).max().unwrap_or(0),
             input_tokens,
             ratio: output_tokens as f64 / input_tokens.max(1) as f64,
             p50_ms: percentile(&walls, 0.5),
@@ -144,13 +147,35 @@ pub fn markdown(rep: &BenchReport) -> String {
     let mut s = String::new();
     s.push_str("# toolsum benchmark\n\n");
     s.push_str(&format!(
-        "- machine: {} (absolute times are for this machine)\n- model: {} ({})\n- corpus: {} ({} files)\n",
+        "- machine: {} (absolute times are for this machine)\n- model: {} ({})\n",
         rep.machine.label(),
         rep.model,
         rep.model_path.display(),
-        rep.corpus.display(),
-        rep.totals.first().map_or(0, |t| t.files)
     ));
+    if rep.corpora.len() <= 1 {
+        s.push_str(&format!(
+            "- corpus: {} ({} files)\n",
+            rep.corpus.display(),
+            rep.totals.first().map_or(0, |t| t.files)
+        ));
+    } else {
+        let list: Vec<String> = rep
+            .corpora
+            .iter()
+            .zip(&rep.corpus_files)
+            .map(|(c, n)| format!("{} = {} ({n} files)", c.name, c.dir.display()))
+            .collect();
+        s.push_str(&format!("- corpora: {}\n", list.join(", ")));
+    }
+    if rep.holdout_files > 0 {
+        s.push_str(&format!(
+            "- holdout: {} files, in the totals by set only (no per-file rows)\n",
+            rep.holdout_files
+        ));
+    }
+    for n in &rep.notes {
+        s.push_str(&format!("- note: {n}\n"));
+    }
     s.push_str(&format!(
         "- deadline_ms: {}; model_ms: {}; token_limit: {}\n",
         rep.deadline_ms
@@ -176,13 +201,23 @@ pub fn markdown(rep: &BenchReport) -> String {
          omission and shown/omitted lines and L<n> line references excluded; the input's own byte \
          and line counts accepted); recall total = kept/all must_keep strings\n\n",
     );
+    let by_set = super::sets::reported_by_set(rep.corpora.len(), &rep.sets);
+    if by_set {
+        s.push_str(&super::sets::markdown(&rep.sets));
+        s.push_str("\n## Per file (holdout files excluded)\n\n");
+    }
     s.push_str("| file | system | result | recall | invented | out tok | out/in | wall s | count ms | reduce ms | prefill ms | decode ms |\n");
     s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for r in &rep.rows {
         let t = &r.timings_ms;
+        let file = if rep.corpora.len() > 1 {
+            format!("{}/{}", r.set, r.file)
+        } else {
+            r.file.clone()
+        };
         s.push_str(&format!(
             "| {} | {} | {} | {:.2} ({}/{}) | {} | {} | {:.3} | {:.2} | {:.0} | {:.0} | {:.0} | {:.0} |\n",
-            r.file,
+            file,
             r.system,
             r.result,
             r.recall,
@@ -201,8 +236,9 @@ pub fn markdown(rep: &BenchReport) -> String {
     for t in &rep.totals {
         let x = &t.timings_ms;
         s.push_str(&format!(
-            "| **total** ({} files) | **{}** | {} | **{:.2}** ({}/{}) | **{}** | {} | {:.3} | p50 {:.2} / p95 {:.2} | {:.0} | {:.0} | {:.0} | {:.0} |\n",
+            "| **total** ({} files{}) | **{}** | {} | **{:.2}** ({}/{}) | **{}** | {} | {:.3} | p50 {:.2} / p95 {:.2} | {:.0} | {:.0} | {:.0} | {:.0} |\n",
             t.files,
+            if by_set { ", all sets" } else { "" },
             t.system,
             t.results
                 .iter()
@@ -375,6 +411,7 @@ mod tests {
     fn row(system: &str, recall: f64, wall_ms: f64, invented: usize) -> Row {
         Row {
             file: "f".into(),
+            set: "corpus".into(),
             kind: "log".into(),
             system: system.into(),
             input_bytes: 100,

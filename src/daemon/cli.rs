@@ -6,9 +6,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
-
-use super::client::{guard_cli, shutdown_cli, status_cli, GuardCliOptions, Input};
+use super::client::{
+    ask_cli, guard_resilient, shutdown_cli, status_cli, AskCliOptions, GuardCliOptions, Input,
+};
 use super::{serve, ServeOptions};
 use crate::config::{Config, ConfigLayer};
 
@@ -56,6 +56,27 @@ pub struct GuardArgs {
     pub file: String,
 }
 
+/// `toolsum ask [--session-dir DIR] [--json] [--no-spawn] FILE QUESTION`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AskArgs {
+    /// Settings (flags beat TOOLSUM_* env beat the config file).
+    #[command(flatten)]
+    pub config: ConfigLayer,
+    /// Refuse a file outside this session dir's long_responses/ (default: any long_responses/).
+    #[arg(long)]
+    pub session_dir: Option<PathBuf>,
+    /// Print the whole response as JSON instead of its text.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not start a daemon when none answers (answer locally, without the model).
+    #[arg(long)]
+    pub no_spawn: bool,
+    /// A file saved by toolsum under a session's long_responses/.
+    pub file: PathBuf,
+    /// The new question, e.g. "which port does the exporter listen on?".
+    pub question: String,
+}
+
 /// `toolsum status [--socket PATH]` and `toolsum stop [--socket PATH]`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SocketArgs {
@@ -77,17 +98,37 @@ pub fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
 
 /// Runs `guard` and prints the text (or, with `--json`, the response) to stdout.
 ///
+/// Never loses the output: a config error, `--args` that is not JSON, an empty `--tool`, an
+/// unusable session dir or a dead daemon each get a `toolsum: warning: ...` line on stderr and a
+/// way around ([`guard_resilient`]), and the result is printed, exit 0.
+///
 /// # Errors
-/// As [`guard_cli`]; `--args` that is not JSON.
+/// Only when stdout cannot be written.
 pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
+    let mut warnings: Vec<String> = Vec::new();
+    let (config, errors) = Config::load_lenient(a.config);
+    warnings.extend(
+        errors
+            .into_iter()
+            .map(|e| format!("{e} (ignored; its default applies)")),
+    );
     let args = a
         .args
         .as_deref()
-        .map(serde_json::from_str)
-        .transpose()
-        .context("--args is not valid JSON")?;
-    let r = guard_cli(GuardCliOptions {
-        config: Config::load(a.config)?,
+        .map(|raw| match serde_json::from_str(raw) {
+            Ok(v) => v,
+            Err(e) => {
+                warnings.push(format!(
+                    "--args is not valid JSON ({e}); passing it on as a string"
+                ));
+                serde_json::Value::String(raw.to_string())
+            }
+        });
+    for w in &warnings {
+        eprintln!("toolsum: warning: {w}");
+    }
+    let out = guard_resilient(GuardCliOptions {
+        config,
         tool: a.tool,
         args,
         intent: a.intent,
@@ -99,6 +140,33 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
         },
         no_spawn: a.no_spawn,
         keep_binary_inline: a.keep_binary_inline,
+        cwd: std::env::current_dir().ok(),
+    });
+    for f in &out.faults {
+        eprintln!("toolsum: warning: {f}");
+    }
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if a.json {
+        writeln!(stdout, "{}", serde_json::to_string(&out.response)?)?;
+    } else {
+        write!(stdout, "{}", out.response.text)?;
+    }
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Runs `ask` and prints the answer's text (or, with `--json`, the response) to stdout.
+///
+/// # Errors
+/// As [`ask_cli`] and [`Config::load`].
+pub fn ask_cmd(a: AskArgs) -> anyhow::Result<()> {
+    let r = ask_cli(AskCliOptions {
+        config: Config::load(a.config)?,
+        file: a.file,
+        question: a.question,
+        session_dir: a.session_dir,
+        no_spawn: a.no_spawn,
     })?;
     if a.json {
         println!("{}", serde_json::to_string(&r)?);

@@ -156,6 +156,18 @@ impl Client {
         self.call(&json!({"v": 1, "op": "shutdown"}))
     }
 
+    /// `ask` with a full request object (`path`, `question`, ...; `op` is set here).
+    ///
+    /// # Errors
+    /// [`ClientError`], including `BadResponse` when the answer is not a guard response.
+    pub fn ask(&mut self, req: &Value) -> Result<GuardResponse, ClientError> {
+        let mut req = req.clone();
+        req["v"] = json!(1);
+        req["op"] = json!("ask");
+        let v = self.call(&req)?;
+        serde_json::from_value(v).map_err(|e| ClientError::BadResponse(e.to_string()))
+    }
+
     /// `guard` with a full request object (`op` is set here).
     ///
     /// # Errors
@@ -186,20 +198,26 @@ pub enum Input {
     Stdin,
     /// A file (sent to the daemon as `content_path`, so its bytes need not cross the socket).
     File(PathBuf),
+    /// The bytes themselves (a hook's payload, an MCP result).
+    Bytes(Vec<u8>),
 }
 
-/// Options of [`guard_cli`].
+/// Options of [`guard_cli`] and [`guard_resilient`].
 #[derive(Debug, Clone)]
 pub struct GuardCliOptions {
-    /// Effective configuration (socket, model for the fallback tokenizer, default limits).
+    /// Effective configuration (socket, model for the fallback tokenizer, limits). Only the
+    /// limits the caller set ([`Config::explicit`]) travel to the daemon; the daemon's own
+    /// settings hold for the rest.
     pub config: Config,
-    /// Tool name.
+    /// Tool name (empty = `tool`, with a warning).
     pub tool: String,
     /// Tool arguments (JSON).
     pub args: Option<Value>,
     /// What the caller wants from the output.
     pub intent: Option<String>,
-    /// Session dir; `None` = the current directory. Made absolute against the current dir.
+    /// Session dir; `None` = the current directory. Made absolute against the current dir;
+    /// created (0700) when missing and its parent exists; the fallback dir when unusable
+    /// ([`crate::guard::session::prepare_session_dir`]).
     pub session_dir: Option<PathBuf>,
     /// The tool output.
     pub input: Input,
@@ -207,6 +225,22 @@ pub struct GuardCliOptions {
     pub no_spawn: bool,
     /// Keep base64 files inline.
     pub keep_binary_inline: bool,
+    /// The agent's working directory: pointers in the text are rewritten to open from it
+    /// ([`crate::guard::session::relocate`]); `saved[].path` stays session-relative. `None` =
+    /// pointers as the pipeline wrote them (session-relative).
+    pub cwd: Option<PathBuf>,
+}
+
+/// What [`guard_resilient`] returns: always a response, plus what went wrong on the way.
+#[derive(Debug, Clone)]
+pub struct GuardOutcome {
+    /// The synthetic result (or the output itself when it is small or nothing else worked).
+    pub response: GuardResponse,
+    /// Faults met and worked around, one line each (for stderr / a log): a bad session dir,
+    /// an empty tool name, a dead daemon, ...
+    pub faults: Vec<String>,
+    /// The session dir the saved files are in (the fallback dir when the given one was unusable).
+    pub session_dir: PathBuf,
 }
 
 fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
@@ -264,86 +298,220 @@ pub fn fallback_counter(config: &Config) -> Option<Box<dyn TokenCounter>> {
     }
 }
 
-/// The `guard` command: asks the daemon, and falls back to a local model-less run when the
-/// daemon is unavailable, overloaded, erroring or late. The local result's `reason` starts
-/// with `daemon_unavailable: <why>`.
+/// The request fields for the limits the caller set (flags, `TOOLSUM_*`, config file): a
+/// limit left unset is left out, so the daemon's own configuration decides it. `l` is
+/// [`Config::explicit`].
+pub fn explicit_limits(l: &crate::config::ConfigLayer) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    let mut put = |k: &str, v: Option<u64>| {
+        if let Some(v) = v {
+            m.insert(k.into(), json!(v));
+        }
+    };
+    put("token_limit", l.token_limit.map(|v| v as u64));
+    put("summarize_limit", l.summarize_limit.map(|v| v as u64));
+    put("prefill_budget", l.prefill_budget.map(|v| v as u64));
+    put("max_new_tokens", l.max_new_tokens.map(|v| v as u64));
+    put("preview_chars", l.preview_chars.map(|v| v as u64));
+    put("model_ms", l.model_ms);
+    put("deadline_ms", l.deadline_ms);
+    m
+}
+
+/// The `guard` command: [`guard_resilient`] without the faults (they are logged at `warn`).
 ///
 /// # Errors
-/// The input cannot be read, the session dir is unusable (bad/unsafe), or both the daemon and
-/// the local run fail.
+/// Never, since the resilient path always has an answer; kept fallible for callers.
 pub fn guard_cli(opts: GuardCliOptions) -> anyhow::Result<GuardResponse> {
-    let session_dir = absolute(opts.session_dir.as_deref().unwrap_or(Path::new(".")))?;
+    let out = guard_resilient(opts);
+    for f in &out.faults {
+        tracing::warn!("{f}");
+    }
+    Ok(out.response)
+}
+
+/// Guards one tool result and always answers: asks the daemon, and falls back to a local
+/// model-less run when the daemon is unavailable, overloaded, erroring or late (the local
+/// result's `reason` starts with `daemon_unavailable: <why>`). What it works around:
+///
+/// - a session dir that is missing (created when its parent exists), a file, or refused by the
+///   daemon (`bad_session_dir`, `unsafe_save_dir`): the fallback dir
+///   ([`crate::guard::session::fallback_session_dir`]);
+/// - an empty tool name: `tool`;
+/// - a daemon killed mid-request after it saved the output: that copy is reused, not saved
+///   twice ([`crate::guard::session::find_identical`]);
+/// - input that cannot be read, or a local run that fails too: the output as it is (never
+///   lost), with the reason.
+///
+/// Each fault is one line of [`GuardOutcome::faults`].
+pub fn guard_resilient(opts: GuardCliOptions) -> GuardOutcome {
+    use crate::guard::session;
     let cfg = &opts.config;
-    let mut stdin_bytes = None;
+    let mut faults = Vec::new();
+    let tool = if opts.tool.trim().is_empty() {
+        faults.push("the tool name is empty; using `tool`".to_string());
+        "tool".to_string()
+    } else {
+        opts.tool.clone()
+    };
+    let wanted = opts
+        .session_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let (mut session_dir, fault) = session::prepare_session_dir(&wanted);
+    faults.extend(fault);
+
+    // The content: bytes in hand, or a file the daemon reads itself.
+    let mut content: Option<Vec<u8>> = None;
+    let mut content_path: Option<PathBuf> = None;
+    match &opts.input {
+        Input::Stdin => {
+            let mut b = Vec::new();
+            if let Err(e) = std::io::stdin().read_to_end(&mut b) {
+                faults.push(format!("reading stdin: {e}; guarding what was read"));
+            }
+            content = Some(b);
+        }
+        Input::Bytes(b) => content = Some(b.clone()),
+        Input::File(p) => match absolute(p) {
+            Ok(p) => content_path = Some(p),
+            Err(e) => faults.push(format!("resolving {}: {e}", p.display())),
+        },
+    }
+
     let mut req = json!({
-        "tool": opts.tool,
-        "session_dir": session_dir,
-        "token_limit": cfg.limits.token_limit,
-        "summarize_limit": cfg.limits.summarize_limit,
-        "prefill_budget": cfg.limits.prefill_budget,
-        "max_new_tokens": cfg.limits.max_new_tokens,
-        "preview_chars": cfg.limits.preview_chars,
-        "model_ms": cfg.limits.model_ms,
-        "deadline_ms": cfg.deadline_ms,
+        "tool": tool,
         "keep_binary_inline": opts.keep_binary_inline,
     });
+    req.as_object_mut()
+        .expect("an object")
+        .extend(explicit_limits(&cfg.explicit));
     if let Some(a) = &opts.args {
         req["args"] = a.clone();
     }
     if let Some(i) = &opts.intent {
         req["intent"] = json!(i);
     }
-    match &opts.input {
-        Input::File(p) => req["content_path"] = json!(absolute(p)?),
-        Input::Stdin => {
-            let mut b = Vec::new();
-            std::io::stdin().read_to_end(&mut b)?;
-            put_content(&mut req, &b);
-            stdin_bytes = Some(b);
+    match (&content, &content_path) {
+        (Some(b), _) => put_content(&mut req, b),
+        (None, Some(p)) => req["content_path"] = json!(p),
+        (None, None) => put_content(&mut req, b""),
+    }
+
+    let sent_at = std::time::SystemTime::now();
+    let mut why = String::new();
+    for attempt in 0..2 {
+        req["session_dir"] = json!(session_dir);
+        let daemon = (|| -> anyhow::Result<GuardResponse> {
+            let mut c = connect_or_spawn(cfg, !opts.no_spawn)?;
+            // The deadline counts from the request, not from a daemon start the client waited for.
+            let wait = Duration::from_millis(cfg.deadline_ms + CLIENT_SLACK_MS);
+            c.set_timeout(Some(wait.max(Duration::from_secs(1))))?;
+            Ok(c.guard(&req)?)
+        })();
+        match daemon {
+            Ok(r) => return finish(r, faults, session_dir, opts.cwd.as_deref()),
+            Err(e) => {
+                let request_error = e.downcast_ref::<ClientError>().is_some_and(|c| {
+                    matches!(c, ClientError::Remote { kind, .. }
+                        if kind == "bad_session_dir" || kind == "unsafe_save_dir")
+                });
+                if request_error && attempt == 0 {
+                    faults.push(format!(
+                        "the daemon refused the request: {e:#}; retrying with the fallback dir"
+                    ));
+                    session_dir = match session::fallback_session_dir() {
+                        Ok(d) => d,
+                        Err(_) => break,
+                    };
+                    continue;
+                }
+                why = format!("{e:#}");
+                break;
+            }
         }
     }
-    let daemon = (|| -> anyhow::Result<GuardResponse> {
-        let mut c = connect_or_spawn(cfg, !opts.no_spawn)?;
-        // The deadline counts from the request, not from a daemon start the client waited for.
-        let wait = Duration::from_millis(cfg.deadline_ms + CLIENT_SLACK_MS);
-        c.set_timeout(Some(wait.max(Duration::from_secs(1))))?;
-        Ok(c.guard(&req)?)
-    })();
-    let why = match daemon {
-        Ok(r) => return Ok(r),
-        Err(e) => {
-            if let Some(ce) = e.downcast_ref::<ClientError>() {
-                if ce.is_request_error() {
-                    return Err(e);
-                }
-            }
-            format!("{e:#}")
-        }
-    };
     tracing::info!("guarding locally: {why}");
-    let content = match (stdin_bytes, &opts.input) {
+    let bytes = match (content, &content_path) {
         (Some(b), _) => b,
-        (None, Input::File(p)) => std::fs::read(p)?,
-        (None, Input::Stdin) => Vec::new(),
-    };
-    let local = GuardRequest {
-        content,
-        tool: opts.tool.clone(),
-        args: opts.args.clone(),
-        intent: opts.intent.clone(),
-        session_dir,
-        limits: cfg.limits,
-        keep_binary_inline: opts.keep_binary_inline,
-        deadline: None,
+        (None, Some(p)) => match std::fs::read(p) {
+            Ok(b) => b,
+            Err(e) => {
+                faults.push(format!("reading {}: {e}", p.display()));
+                Vec::new()
+            }
+        },
+        (None, None) => Vec::new(),
     };
     let counter = fallback_counter(cfg);
-    let mut r = crate::guard::guard(local, counter.as_deref(), None)?;
-    let prefix = format!("daemon_unavailable: {why}");
-    r.reason = Some(match r.reason.take() {
-        Some(inner) => format!("{prefix}; {inner}"),
-        None => prefix,
-    });
-    Ok(r)
+    let mut last_error = None;
+    for attempt in 0..2 {
+        let local = GuardRequest {
+            source: session::find_identical(&session_dir, &bytes, sent_at),
+            content: bytes.clone(),
+            tool: tool.clone(),
+            args: opts.args.clone(),
+            intent: opts.intent.clone(),
+            session_dir: session_dir.clone(),
+            limits: cfg.limits,
+            keep_binary_inline: opts.keep_binary_inline,
+            deadline: None,
+        };
+        match crate::guard::guard(local, counter.as_deref(), None) {
+            Ok(mut r) => {
+                let prefix = format!("daemon_unavailable: {why}");
+                r.reason = Some(match r.reason.take() {
+                    Some(inner) => format!("{prefix}; {inner}"),
+                    None => prefix,
+                });
+                return finish(r, faults, session_dir, opts.cwd.as_deref());
+            }
+            Err(e) if attempt == 0 && e.is_request_error() => {
+                faults.push(format!("{e}; retrying with the fallback dir"));
+                match session::fallback_session_dir() {
+                    Ok(d) => session_dir = d,
+                    Err(_) => {
+                        last_error = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+            Err(e) => {
+                last_error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    // Nothing could guard it: the output as it is, never lost.
+    let reason = format!(
+        "unguarded: {}",
+        last_error.unwrap_or_else(|| "no guard could run".into())
+    );
+    faults.push(reason.clone());
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let mut r = crate::guard::response::passthrough(text);
+    r.reason = Some(reason);
+    GuardOutcome {
+        response: r,
+        faults,
+        session_dir,
+    }
+}
+
+fn finish(
+    mut r: GuardResponse,
+    faults: Vec<String>,
+    session_dir: PathBuf,
+    cwd: Option<&Path>,
+) -> GuardOutcome {
+    if let Some(cwd) = cwd {
+        r.text = crate::guard::session::relocate(&r.text, &r.saved, &session_dir, cwd);
+    }
+    GuardOutcome {
+        response: r,
+        faults,
+        session_dir,
+    }
 }
 
 /// `status` through the daemon.
@@ -377,6 +545,81 @@ pub fn shutdown_cli(config: &Config) -> anyhow::Result<Value> {
         anyhow::Error::new(e).context(format!("no daemon on {}", config.socket.display()))
     })?;
     Ok(c.shutdown()?)
+}
+
+/// Options of [`ask_cli`].
+#[derive(Debug, Clone)]
+pub struct AskCliOptions {
+    /// Effective configuration (socket, model for the fallback tokenizer, limits).
+    pub config: Config,
+    /// The saved output (absolute, or relative to the current dir).
+    pub file: PathBuf,
+    /// The new question.
+    pub question: String,
+    /// When given, the file must be inside `<session_dir>/long_responses/`.
+    pub session_dir: Option<PathBuf>,
+    /// Do not start a daemon when none answers.
+    pub no_spawn: bool,
+}
+
+/// The `ask` command: resolves the saved output here first (so a refused path gets its error
+/// at once, daemon or not), asks the daemon, and falls back to the summary step without the
+/// model when the daemon is unavailable; the local result's `reason` starts with
+/// `daemon_unavailable: <why>`.
+///
+/// # Errors
+/// The path is not a saved output or cannot be read ([`crate::guard::ask::AskError`]), or the
+/// daemon refuses the request.
+pub fn ask_cli(opts: AskCliOptions) -> anyhow::Result<GuardResponse> {
+    use crate::guard::ask::{ask, resolve_saved, AskRequest};
+    let cfg = &opts.config;
+    let session_dir = opts.session_dir.as_deref().map(absolute).transpose()?;
+    let output = resolve_saved(
+        &absolute(&opts.file)?,
+        session_dir.as_deref(),
+        cfg.max_request_bytes as u64,
+    )?;
+    let mut req = Value::Object(explicit_limits(&opts.config.explicit));
+    req["path"] = json!(output.path);
+    req["question"] = json!(opts.question);
+    if let Some(d) = &session_dir {
+        req["session_dir"] = json!(d);
+    }
+    let daemon = (|| -> anyhow::Result<GuardResponse> {
+        let mut c = connect_or_spawn(cfg, !opts.no_spawn)?;
+        let wait = Duration::from_millis(cfg.deadline_ms + CLIENT_SLACK_MS);
+        c.set_timeout(Some(wait.max(Duration::from_secs(1))))?;
+        Ok(c.ask(&req)?)
+    })();
+    let why = match daemon {
+        Ok(r) => return Ok(r),
+        Err(e) => {
+            if let Some(ClientError::Remote { kind, .. }) = e.downcast_ref::<ClientError>() {
+                if matches!(kind.as_str(), "forbidden" | "bad_request" | "too_large") {
+                    return Err(e);
+                }
+            }
+            format!("{e:#}")
+        }
+    };
+    tracing::info!("asking locally: {why}");
+    let counter = fallback_counter(cfg);
+    let mut r = ask(
+        AskRequest {
+            output,
+            question: opts.question,
+            limits: cfg.limits,
+            deadline: None,
+        },
+        counter.as_deref(),
+        None,
+    );
+    let prefix = format!("daemon_unavailable: {why}");
+    r.reason = Some(match r.reason.take() {
+        Some(inner) => format!("{prefix}; {inner}"),
+        None => prefix,
+    });
+    Ok(r)
 }
 
 #[cfg(test)]

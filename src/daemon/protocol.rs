@@ -39,8 +39,8 @@ pub enum ProtocolError {
     /// `v` is not a version this daemon speaks.
     #[error("unsupported protocol version {0} (this daemon speaks v1)")]
     UnsupportedVersion(u64),
-    /// `op` is not one of guard, count, status, shutdown.
-    #[error("unknown op {0:?} (known: guard, count, status, shutdown)")]
+    /// `op` is not one of guard, ask, count, status, shutdown.
+    #[error("unknown op {0:?} (known: guard, ask, count, status, shutdown)")]
     UnknownOp(String),
     /// The peer may not do this (another uid, or a `content_path` it could not read itself).
     #[error("forbidden: {0}")]
@@ -89,7 +89,7 @@ impl ProtocolError {
 pub struct RawRequest {
     /// Protocol version (default 1).
     pub v: Option<u64>,
-    /// `guard`, `count`, `status` or `shutdown`.
+    /// `guard`, `ask`, `count`, `status` or `shutdown`.
     pub op: Option<String>,
     /// Echoed back in the response, so a pipelining client can match answers.
     pub id: Option<Value>,
@@ -123,6 +123,10 @@ pub struct RawRequest {
     pub content_b64: Option<String>,
     /// Content as an absolute path of a file the daemon reads.
     pub content_path: Option<PathBuf>,
+    /// A saved output to ask (ask; required): an absolute path inside a `long_responses/`.
+    pub path: Option<PathBuf>,
+    /// The new question (ask; required).
+    pub question: Option<String>,
 }
 
 /// Where a request's content comes from.
@@ -165,11 +169,39 @@ pub struct GuardCall {
     pub content: Content,
 }
 
+/// A validated `ask` request: a saved output and a new question. Limits left `None` take the
+/// daemon's configured defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AskCall {
+    /// Absolute path of the saved output (confined to a `long_responses/` directory).
+    pub path: PathBuf,
+    /// The new question (non-empty).
+    pub question: String,
+    /// When given (absolute), the file must be inside `<session_dir>/long_responses/`.
+    pub session_dir: Option<PathBuf>,
+    /// Per-request limit override (tokens).
+    pub token_limit: Option<usize>,
+    /// Per-request limit override (tokens).
+    pub summarize_limit: Option<usize>,
+    /// Per-request limit override (tokens).
+    pub prefill_budget: Option<usize>,
+    /// Per-request limit override (tokens).
+    pub max_new_tokens: Option<usize>,
+    /// Per-request limit override (characters).
+    pub preview_chars: Option<usize>,
+    /// Time the model may spend (ms).
+    pub model_ms: Option<u64>,
+    /// Deadline from arrival (ms); `None` = the daemon default.
+    pub deadline_ms: Option<u64>,
+}
+
 /// A validated request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     /// Guard one tool result.
     Guard(Box<GuardCall>),
+    /// Ask a saved output a new question.
+    Ask(Box<AskCall>),
     /// Count tokens of content.
     Count(Content),
     /// Report daemon state.
@@ -282,6 +314,48 @@ pub fn validate(raw: &mut RawRequest) -> Result<Request, ProtocolError> {
                 keep_binary_inline: raw.keep_binary_inline.unwrap_or(false),
                 deadline_ms: raw.deadline_ms,
                 content,
+            })))
+        }
+        "ask" => {
+            let path = raw
+                .path
+                .take()
+                .ok_or_else(|| ProtocolError::BadRequest("missing field path".into()))?;
+            let question = raw
+                .question
+                .take()
+                .filter(|q| !q.trim().is_empty())
+                .ok_or_else(|| ProtocolError::BadRequest("missing field question".into()))?;
+            for (name, p) in [
+                ("path", Some(&path)),
+                ("session_dir", raw.session_dir.as_ref()),
+            ] {
+                if p.is_some_and(|p| !p.is_absolute()) {
+                    return Err(ProtocolError::BadRequest(format!(
+                        "{name} {p:?} is not absolute"
+                    )));
+                }
+            }
+            for (name, val) in [
+                ("token_limit", raw.token_limit),
+                ("summarize_limit", raw.summarize_limit),
+                ("max_new_tokens", raw.max_new_tokens),
+            ] {
+                if val == Some(0) {
+                    return Err(ProtocolError::BadRequest(format!("{name} must be > 0")));
+                }
+            }
+            Ok(Request::Ask(Box::new(AskCall {
+                path,
+                question,
+                session_dir: raw.session_dir.take(),
+                token_limit: raw.token_limit,
+                summarize_limit: raw.summarize_limit,
+                prefill_budget: raw.prefill_budget,
+                max_new_tokens: raw.max_new_tokens,
+                preview_chars: raw.preview_chars,
+                model_ms: raw.model_ms,
+                deadline_ms: raw.deadline_ms,
             })))
         }
         other => Err(ProtocolError::UnknownOp(other.to_string())),
@@ -511,6 +585,34 @@ mod tests {
     }
 
     #[test]
+    fn parses_ask_and_rejects_bad_fields() {
+        let (_, r) = parse_request(
+            br#"{"op":"ask","path":"/s/long_responses/a.txt","question":"which port?","session_dir":"/s"}"#,
+        );
+        let Request::Ask(a) = r.unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.path, PathBuf::from("/s/long_responses/a.txt"));
+        assert_eq!(a.question, "which port?");
+        assert_eq!(a.session_dir, Some(PathBuf::from("/s")));
+        let k = |l: &[u8]| parse_request(l).1.unwrap_err().kind();
+        assert_eq!(k(br#"{"op":"ask","question":"q"}"#), "bad_request");
+        assert_eq!(k(br#"{"op":"ask","path":"/a"}"#), "bad_request");
+        assert_eq!(
+            k(br#"{"op":"ask","path":"/a","question":"  "}"#),
+            "bad_request"
+        );
+        assert_eq!(
+            k(br#"{"op":"ask","path":"rel","question":"q"}"#),
+            "bad_request"
+        );
+        assert_eq!(
+            k(br#"{"op":"ask","path":"/a","question":"q","session_dir":"rel"}"#),
+            "bad_request"
+        );
+    }
+
+    #[test]
     fn peer_checks() {
         assert!(check_peer(Some(5), 5).is_ok());
         assert_eq!(check_peer(Some(6), 5).unwrap_err().kind(), "forbidden");
@@ -682,6 +784,8 @@ mod parse_prop {
         "preview_chars",
         "keep_binary_inline",
         "deadline_ms",
+        "path",
+        "question",
     ];
 
     proptest! {
@@ -696,6 +800,7 @@ mod parse_prop {
         fn request_shaped_objects(
             op in prop_oneof![
                 Just("guard".to_string()),
+                Just("ask".to_string()),
                 Just("count".to_string()),
                 Just("status".to_string()),
                 Just("shutdown".to_string()),

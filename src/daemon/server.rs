@@ -28,13 +28,13 @@ use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 
 use super::lanes::{count_is_short, guard_is_short, LongLane};
 use super::protocol::{
-    check_peer, error_response, ok_response, parse_request, read_content_path, read_frame, Content,
-    Frame, GuardCall, ProtocolError, Request,
+    check_peer, error_response, ok_response, parse_request, read_content_path, read_frame, AskCall,
+    Content, Frame, GuardCall, ProtocolError, Request,
 };
 use super::worker::{Job, ModelWorker};
 use crate::backend::TokenCounter;
 use crate::config::Config;
-use crate::guard::{prepare, GuardRequest, GuardResponse, Limits, Prepared};
+use crate::guard::{prepare, prepare_saved, GuardRequest, GuardResponse, Limits, Prepared};
 
 /// Requests read ahead of the one being answered on one connection (a pipelining client).
 pub const PIPELINE_DEPTH: usize = 4;
@@ -488,7 +488,7 @@ async fn answer(
 ) -> Option<Value> {
     let started = Instant::now();
     let (id, req) = parse_request(line);
-    let is_guard = matches!(req, Ok(Request::Guard(_)));
+    let is_guard = matches!(req, Ok(Request::Guard(_) | Request::Ask(_)));
     let res = match req {
         Err(e) => Err(e),
         Ok(Request::Guard(_)) if reserved => Err(ProtocolError::Overloaded(format!(
@@ -505,6 +505,7 @@ async fn answer(
             Some(r) => r,
             None => return None,
         },
+        Ok(Request::Ask(call)) => ask(server, *call, peer, started, gone).await?,
     };
     Some(match res {
         Ok(v) => ok_response(id.as_ref(), v),
@@ -553,7 +554,7 @@ async fn guard(
     call: GuardCall,
     peer: Peer,
     started: Instant,
-    mut gone: watch::Receiver<bool>,
+    gone: watch::Receiver<bool>,
 ) -> Option<Result<Value, ProtocolError>> {
     let deadline_ms = call.deadline_ms.unwrap_or(server.settings.deadline_ms);
     let deadline = started + Duration::from_millis(deadline_ms);
@@ -578,6 +579,7 @@ async fn guard(
         },
         keep_binary_inline: call.keep_binary_inline,
         deadline: Some(deadline),
+        source: None,
     };
     let counter = server.counter.clone();
     let short = guard_is_short(req.content.len(), req.limits.token_limit);
@@ -586,6 +588,84 @@ async fn guard(
             prepare(req, Some(counter.as_ref()))
         })
         .await;
+    finish(server, prepared, deadline, deadline_ms, started, gone).await
+}
+
+/// Runs one `ask` request: resolves the saved output (refused outside a `long_responses/`, or
+/// when the peer could not read it itself), then the guard's summary step with the question
+/// as its intent. `None` when the client hung up.
+async fn ask(
+    server: &Arc<Server>,
+    call: AskCall,
+    peer: Peer,
+    started: Instant,
+    gone: watch::Receiver<bool>,
+) -> Option<Result<Value, ProtocolError>> {
+    use crate::guard::ask::{resolve_saved, AskError, AskRequest};
+    let deadline_ms = call.deadline_ms.unwrap_or(server.settings.deadline_ms);
+    let deadline = started + Duration::from_millis(deadline_ms);
+    let max = server.settings.max_request_bytes as u64;
+    let (path, session_dir) = (call.path, call.session_dir);
+    let resolved =
+        tokio::task::spawn_blocking(move || resolve_saved(&path, session_dir.as_deref(), max))
+            .await
+            .map_err(|e| ProtocolError::Internal(format!("resolving the saved output: {e}")));
+    let output = match resolved {
+        Err(e) => return Some(Err(e)),
+        Ok(Err(e @ AskError::NotSaved { .. })) => {
+            return Some(Err(ProtocolError::Forbidden(e.to_string())))
+        }
+        Ok(Err(AskError::TooLarge { bytes, limit, .. })) => {
+            return Some(Err(ProtocolError::TooLarge {
+                bytes: bytes as usize,
+                limit: limit as usize,
+            }))
+        }
+        Ok(Err(e)) => return Some(Err(ProtocolError::BadRequest(e.to_string()))),
+        Ok(Ok(o)) => o,
+    };
+    let (uid, gid, mode) = output.owner;
+    if !super::protocol::peer_can_read(uid, gid, mode, peer.uid, peer.gid) {
+        return Some(Err(ProtocolError::Forbidden(format!(
+            "{} is not readable by uid {}",
+            output.path.display(),
+            peer.uid
+        ))));
+    }
+    let d = server.settings.limits;
+    let req = AskRequest {
+        output,
+        question: call.question,
+        limits: Limits {
+            token_limit: call.token_limit.unwrap_or(d.token_limit),
+            summarize_limit: call.summarize_limit.unwrap_or(d.summarize_limit),
+            prefill_budget: call.prefill_budget.unwrap_or(d.prefill_budget),
+            max_new_tokens: call.max_new_tokens.unwrap_or(d.max_new_tokens),
+            preview_chars: call.preview_chars.unwrap_or(d.preview_chars),
+            model_ms: call.model_ms.unwrap_or(d.model_ms),
+        },
+        deadline: Some(deadline),
+    };
+    let counter = server.counter.clone();
+    let prepared = server
+        .run_cpu(false, "ask task", move || {
+            Ok(prepare_saved(req, Some(counter.as_ref())))
+        })
+        .await;
+    finish(server, prepared, deadline, deadline_ms, started, gone).await
+}
+
+/// The common tail of `guard` and `ask`: a prepared request answered, its model job queued
+/// (or, with a full queue, its fallback), waited for until its deadline or until the client
+/// hangs up, and counted; `None` when the client hung up.
+async fn finish(
+    server: &Arc<Server>,
+    prepared: Result<Result<Prepared, crate::guard::GuardError>, ProtocolError>,
+    deadline: Instant,
+    deadline_ms: u64,
+    started: Instant,
+    mut gone: watch::Receiver<bool>,
+) -> Option<Result<Value, ProtocolError>> {
     let resp: GuardResponse = match prepared {
         Err(e) => return Some(Err(e)),
         Ok(Err(g)) => return Some(Err(ProtocolError::Guard(g))),

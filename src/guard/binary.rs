@@ -99,6 +99,46 @@ impl Blob {
     }
 }
 
+impl Blob {
+    /// A file decoded from base64 that arrived with a declared media type (an MCP `image`,
+    /// `audio` or `resource` blob): typed by its magic bytes when `infer` knows them, else by
+    /// the declared type (sanitized: `[A-Za-z0-9/.+-]`, at most 64 characters), else
+    /// `application/octet-stream`. The extension follows the type (`bin` when unknown).
+    pub fn from_decoded(bytes: Vec<u8>, declared: Option<&str>) -> Blob {
+        if let Some((mime, ext)) = sniff(&bytes) {
+            return Blob::new(bytes, mime.into(), ext.into(), Origin::Base64);
+        }
+        let declared: String = declared
+            .unwrap_or("")
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '+' | '-'))
+            .take(64)
+            .collect();
+        if declared.is_empty() || !declared.contains('/') {
+            return Blob::new(
+                bytes,
+                "application/octet-stream".into(),
+                "bin".into(),
+                Origin::Base64,
+            );
+        }
+        let ext = declared_ext(&declared);
+        Blob::new(bytes, declared, ext, Origin::Base64)
+    }
+}
+
+/// The extension of a declared media type: `audio/x-wav` → `x-wav`, `image/svg+xml` → `svg`.
+fn declared_ext(declared: &str) -> String {
+    declared
+        .rsplit('/')
+        .next()
+        .unwrap_or("bin")
+        .split('+')
+        .next()
+        .unwrap_or("bin")
+        .to_string()
+}
+
 /// Media type and extension of `bytes` when `infer` knows their magic (text types excluded).
 pub fn sniff(bytes: &[u8]) -> Option<(&'static str, &'static str)> {
     infer::get(bytes)
@@ -181,14 +221,7 @@ fn decode_file(s: &[u8]) -> Option<Blob> {
             .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '+' | '-'))
             .take(64)
             .collect();
-        let ext = declared
-            .rsplit('/')
-            .next()
-            .unwrap_or("bin")
-            .split('+')
-            .next()
-            .unwrap_or("bin")
-            .to_string();
+        let ext = declared_ext(&declared);
         return Some(Blob::new(bytes, declared.to_string(), ext, Origin::Base64));
     }
     let bytes = decode_base64(s)?;

@@ -16,6 +16,7 @@
 //! daemon can do the first on the connection task and queue only the second for the model thread.
 //! [`guard`] does both in one call (the client's fallback without a daemon).
 
+pub mod ask;
 pub mod binary;
 pub mod clean;
 pub mod ground;
@@ -23,11 +24,13 @@ pub mod pipeline;
 pub mod preview;
 pub mod prompt;
 pub mod reduce;
+pub mod reread;
 pub mod response;
 pub mod save;
+pub mod session;
 pub mod summarize;
 
-pub use pipeline::{guard, prepare, Prepared, SummaryJob};
+pub use pipeline::{guard, prepare, prepare_saved, Prepared, SummaryJob};
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -89,6 +92,10 @@ pub struct GuardRequest {
     pub keep_binary_inline: bool,
     /// The model step gives up (preview instead) when this instant passes.
     pub deadline: Option<Instant>,
+    /// The content is (a window of) this file, already saved: it is not saved again and the
+    /// pointer names it. `None` = found from `args` when they read a saved file back
+    /// ([`reread::saved_source`]), else the content is saved as usual.
+    pub source: Option<SavedFile>,
 }
 
 /// What kind of synthetic result was returned.

@@ -16,6 +16,18 @@ pub fn footer(saved: &SavedFile) -> String {
     )
 }
 
+/// The pointer when the content is a window of a file saved earlier (a read-back of a saved
+/// file, which is not saved again): its path and size, and how to read a smaller window.
+pub fn window_footer(saved: &SavedFile) -> String {
+    format!(
+        "This output was read from the saved file {} ({}, {} bytes); it was not saved again.\n\
+         Read a smaller window of that file (Read with offset/limit, or sed -n 'A,Bp') to see lines verbatim, or Grep it.",
+        saved.path,
+        human_size(saved.bytes),
+        thousands(saved.bytes)
+    )
+}
+
 /// The pointer to a saved binary file: its path and size, and a hint to use Read on it.
 pub fn binary_footer(saved: &SavedFile) -> String {
     format!(
@@ -45,6 +57,17 @@ pub fn compose(body: &str, footer: &str) -> String {
     }
     s.push_str(footer);
     s
+}
+
+/// A pass-through response: `text` is the output itself, nothing saved.
+pub fn passthrough(text: String) -> GuardResponse {
+    let n = text.len();
+    let mut r = response(ResultKind::Passthrough, text, Vec::new());
+    r.tokens = TokenStats {
+        input: n,
+        output: n,
+    };
+    r
 }
 
 /// A response with the fields every path shares; the caller fills in the rest.

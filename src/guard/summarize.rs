@@ -382,6 +382,27 @@ fn clip_tokens(text: &str, max: usize, counter: &dyn TokenCounter) -> String {
     out
 }
 
+/// Priority added to a reduction item in proportion to how well it matches the question when
+/// a saved output is asked ([`summarize_focused`]): above every error line's (at most ~150),
+/// so the lines that answer the question win the budget; facts marked [`MUST`] stay first.
+pub const FOCUS_BOOST: f64 = 500.0;
+
+/// Raises the priority of each item by [`FOCUS_BOOST`] times its BM25 score against `query`
+/// (normalised to the best item's score), leaving [`MUST`] items as they are.
+fn focus_items(items: &mut [Item], query: &Query) {
+    let docs: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+    let scores = crate::guard::reduce::rank::bm25(query, &docs);
+    let best = scores.iter().copied().fold(0.0_f64, f64::max);
+    if best <= 0.0 {
+        return;
+    }
+    for (it, s) in items.iter_mut().zip(scores) {
+        if it.prio < MUST && s > 0.0 {
+            it.prio += FOCUS_BOOST * s / best;
+        }
+    }
+}
+
 /// Summarizes one cleaned tool output. Never fails: without a model, or when the model errs,
 /// misses its deadline or writes nothing grounded, the sections are written by rule.
 pub fn summarize(
@@ -389,6 +410,20 @@ pub fn summarize(
     budget: &SummaryBudget,
     counter: &dyn TokenCounter,
     narrator: Option<&mut dyn Narrator>,
+) -> Summary {
+    summarize_focused(input, budget, counter, narrator, false)
+}
+
+/// [`summarize`], and with `focus` (a saved output asked a new question: the intent is the
+/// question) the reduction's items that match the question outrank the rest
+/// ([`FOCUS_BOOST`]), so the answer shows the lines the question is about rather than the
+/// output's errors again.
+pub fn summarize_focused(
+    input: &SummaryInput<'_>,
+    budget: &SummaryBudget,
+    counter: &dyn TokenCounter,
+    narrator: Option<&mut dyn Narrator>,
+    focus: bool,
 ) -> Summary {
     let t0 = Instant::now();
     let (arg_words, exit_code) = parse_args(input.args);
@@ -399,7 +434,10 @@ pub fn summarize(
         exit_code,
         bytes: input.bytes,
     };
-    let red: Reduction = reduce::reduce(input.text, kind, &ctx);
+    let mut red: Reduction = reduce::reduce(input.text, kind, &ctx);
+    if focus {
+        focus_items(&mut red.items, &query);
+    }
     let cap = output_cap(input.input_tokens.max(1));
     let fixed = counter.count(&red.status) + counter.count(&red.next_action) + HEADER_RESERVE;
     let reserve = if narrator.is_some() {

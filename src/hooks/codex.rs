@@ -1,0 +1,70 @@
+//! Codex CLI's `PostToolUse` hook.
+//!
+//! Payload (stdin; `codex-rs/hooks/schema/generated/post-tool-use.command.input.schema.json` of
+//! openai/codex, and Codex CLI 0.169.0): `session_id`, `turn_id`, `transcript_path`, `cwd`,
+//! `hook_event_name`, `model`, `permission_mode`, `tool_name` (`Bash` for shell commands,
+//! `apply_patch`, `mcp__<server>__<tool>`), `tool_input` (`{"command": ...}` for shell),
+//! `tool_use_id` and `tool_response`: a string in some versions, an object in others (handled
+//! both: a string, MCP content blocks, `stdout`/`stderr`, `output`, else its JSON).
+//!
+//! Codex has no field that replaces a tool output (0.169.0 rejects `updatedMCPToolOutput` as
+//! unsupported), but `{"decision":"block","reason":TEXT}` makes TEXT the tool output the model
+//! reads (`PostToolUseHookOutcome::replacement_text`; the turn goes on). So that is the
+//! replacement.
+
+use serde_json::{json, Value};
+
+use super::{blocks_to_text, changed, common_call, mcp_blocks, mcp_blocks_input, HookContext};
+
+/// The text of a Codex `tool_response` (see the module docs).
+pub fn response_text(v: &Value) -> Vec<u8> {
+    let s = |k: &str| v.get(k).and_then(Value::as_str);
+    match v {
+        Value::String(s) => s.as_bytes().to_vec(),
+        Value::Null => Vec::new(),
+        _ => {
+            if let Some(blocks) = mcp_blocks(v) {
+                return mcp_blocks_input(blocks);
+            }
+            if let Some(out) = s("stdout") {
+                let mut t = out.to_string();
+                if let Some(err) = s("stderr").filter(|e| !e.is_empty()) {
+                    if !t.is_empty() && !t.ends_with('\n') {
+                        t.push('\n');
+                    }
+                    t.push_str(err);
+                }
+                return t.into_bytes();
+            }
+            for k in ["output", "formatted_output", "aggregated_output", "text"] {
+                if let Some(t) = s(k) {
+                    return t.as_bytes().to_vec();
+                }
+            }
+            serde_json::to_vec(v).unwrap_or_default()
+        }
+    }
+}
+
+/// The replacement for one payload, or `None` when the result stays.
+///
+/// # Errors
+/// A payload of another event or without `tool_name`.
+pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, String> {
+    let event = payload.get("hook_event_name").and_then(Value::as_str);
+    if event.is_some_and(|e| e != "PostToolUse") {
+        return Err(format!("not a PostToolUse payload: {event:?}"));
+    }
+    let call = common_call(payload, None)?;
+    let text = response_text(payload.get("tool_response").unwrap_or(&Value::Null));
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let r = ctx.guard(&call, text.clone());
+    if !changed(&r, &text) {
+        return Ok(None);
+    }
+    Ok(Some(
+        json!({"decision": "block", "reason": blocks_to_text(&r.text)}),
+    ))
+}

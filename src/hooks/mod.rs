@@ -1,0 +1,502 @@
+//! `toolsum hook <agent>`: an agent's post-tool hook. It reads the agent's hook JSON on stdin,
+//! guards the tool result, and prints exactly what that agent accepts as a replacement —
+//! nothing when the result stays as it is. It always exits 0: on any failure it prints
+//! nothing (the agent's original result stands) and logs why, to stderr and to
+//! [`log_path`].
+//!
+//! | agent | event | replacement printed |
+//! |---|---|---|
+//! | Claude Code ([`claude`]) | `PostToolUse` | `hookSpecificOutput.updatedToolOutput` in the tool's own shape |
+//! | Codex CLI ([`codex`]) | `PostToolUse` | `{"decision":"block","reason":TEXT}`: the reason is what the model reads |
+//! | Gemini CLI ([`gemini`]) | `AfterTool` | `{"decision":"deny","reason":TEXT}`: read as `Tool result blocked: TEXT` |
+//! | Cursor ([`cursor`]) | `afterMCPExecution` | `{"updated_mcp_tool_output":{"content":[…]}}` (MCP tools only) |
+//! | OpenCode ([`opencode`]) | plugin `tool.execute.after` | `{"output":TEXT}` for the plugin to put in `output.output` |
+//!
+//! Every agent's payload becomes a [`ToolCall`] plus the text to guard; [`guard_call`] guards it
+//! through the daemon (or locally) with the session dir `<project>/.toolsum/<session id>/`, and
+//! the pointer in the text opens from the agent's `cwd`.
+
+pub mod claude;
+pub mod codex;
+pub mod cursor;
+pub mod gemini;
+pub mod install;
+pub mod opencode;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::config::{Config, ConfigLayer};
+use crate::daemon::client::{guard_resilient, GuardCliOptions, GuardOutcome, Input};
+use crate::guard::{session, GuardResponse, ResultKind};
+
+/// Largest hook payload read from stdin (bytes): the daemon's `max_request_bytes` default.
+pub const MAX_PAYLOAD_BYTES: usize = crate::config::DEFAULT_MAX_REQUEST_BYTES;
+
+/// Longest intent taken from a command or the arguments (characters).
+pub const MAX_INTENT_CHARS: usize = 500;
+
+/// The agents `toolsum hook` and `toolsum install` know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code (`PostToolUse`).
+    ClaudeCode,
+    /// OpenAI Codex CLI (`PostToolUse`).
+    Codex,
+    /// Google Gemini CLI (`AfterTool`).
+    Gemini,
+    /// Cursor (`afterMCPExecution`).
+    Cursor,
+    /// OpenCode (the plugin's `tool.execute.after`).
+    Opencode,
+}
+
+impl Agent {
+    /// The name on the command line (`claude-code`, `codex`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
+            Agent::Opencode => "opencode",
+        }
+    }
+}
+
+/// `toolsum hook <agent>`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HookArgs {
+    /// The agent whose hook payload arrives on stdin.
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// Settings (flags beat TOOLSUM_* env beat the config file).
+    #[command(flatten)]
+    pub config: ConfigLayer,
+    /// Session dir to save into (default: `<project>/.toolsum/<session id>/`).
+    #[arg(long)]
+    pub session_dir: Option<PathBuf>,
+    /// Do not start a daemon when none answers (guard locally instead).
+    #[arg(long)]
+    pub no_spawn: bool,
+}
+
+/// One tool call as every agent's payload reduces to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The tool's name as the agent gives it (`Bash`, `mcp__github__search`, ...).
+    pub tool: String,
+    /// The tool's arguments (`_intent` removed).
+    pub args: Option<Value>,
+    /// What the call is for ([`intent_of`]).
+    pub intent: Option<String>,
+    /// The agent's working directory (absolute); pointers open from here.
+    pub cwd: PathBuf,
+    /// The project root (session dirs go under `<project>/.toolsum/`).
+    pub project: PathBuf,
+    /// The agent's session (conversation) id.
+    pub session_id: String,
+}
+
+/// What a hook run did, for the log.
+#[derive(Debug, Default)]
+pub struct HookReport {
+    /// The tool name, if the payload had one.
+    pub tool: String,
+    /// Result kinds of the guarded parts (`passthrough`, `summary`, ...).
+    pub kinds: Vec<String>,
+    /// Bytes of tool output guarded.
+    pub bytes_in: usize,
+    /// Bytes printed.
+    pub bytes_out: usize,
+    /// Faults worked around, and why nothing was printed when nothing was.
+    pub notes: Vec<String>,
+}
+
+/// Context every agent module needs to guard its payload's parts.
+pub struct HookContext {
+    /// Effective configuration.
+    pub config: Config,
+    /// `--session-dir`, overriding the default.
+    pub session_dir: Option<PathBuf>,
+    /// `--no-spawn`.
+    pub no_spawn: bool,
+    /// What happened, for the log.
+    pub report: HookReport,
+}
+
+impl HookContext {
+    /// Guards one piece of tool output of `call` ([`guard_call`]), recording it in the report.
+    pub fn guard(&mut self, call: &ToolCall, content: Vec<u8>) -> GuardResponse {
+        self.report.bytes_in += content.len();
+        let out = guard_call(
+            &self.config,
+            call,
+            content,
+            self.session_dir.clone(),
+            self.no_spawn,
+        );
+        self.report.notes.extend(out.faults);
+        let kind = serde_json::to_value(out.response.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        self.report.kinds.push(kind);
+        out.response
+    }
+}
+
+/// True when the guard changed the result (anything but a pass-through of the same text).
+pub fn changed(r: &GuardResponse, original: &[u8]) -> bool {
+    r.kind != ResultKind::Passthrough || r.text.as_bytes() != original
+}
+
+/// Guards `content` of `call`: the session dir is `session_dir`, else
+/// `<project>/.toolsum/<session id>/` ([`session::hook_session_dir`]); the pointers in the text
+/// open from `call.cwd`. Never fails ([`guard_resilient`]). The library entry point for any
+/// agent integration (hooks, the MCP proxy).
+pub fn guard_call(
+    config: &Config,
+    call: &ToolCall,
+    content: Vec<u8>,
+    session_dir: Option<PathBuf>,
+    no_spawn: bool,
+) -> GuardOutcome {
+    let dir =
+        session_dir.unwrap_or_else(|| session::hook_session_dir(&call.project, &call.session_id));
+    guard_resilient(GuardCliOptions {
+        config: config.clone(),
+        tool: call.tool.clone(),
+        args: call.args.clone(),
+        intent: call.intent.clone(),
+        session_dir: Some(dir),
+        input: Input::Bytes(content),
+        no_spawn,
+        keep_binary_inline: false,
+        cwd: Some(call.cwd.clone()),
+    })
+}
+
+/// The intent of a call: `_intent` if present, else `description` (Claude Code's Bash has
+/// one), else the command (`command`, `cmd`; an argv array joined by spaces), else the
+/// arguments as compact JSON; at most [`MAX_INTENT_CHARS`] characters.
+pub fn intent_of(args: &Value) -> Option<String> {
+    let s = |k: &str| {
+        args.get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+    };
+    let argv = |k: &str| {
+        args.get(k).and_then(Value::as_array).map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
+    let picked = s("_intent")
+        .or_else(|| s("description"))
+        .or_else(|| s("command"))
+        .or_else(|| argv("command"))
+        .or_else(|| s("cmd"))
+        .or_else(|| match args {
+            Value::Null => None,
+            Value::Object(o) if o.is_empty() => None,
+            v => Some(v.to_string()),
+        })?;
+    Some(picked.chars().take(MAX_INTENT_CHARS).collect())
+}
+
+/// `args` without its `_intent` key (what the tool itself was called with).
+pub fn strip_intent(args: &Value) -> Value {
+    let mut a = args.clone();
+    if let Some(o) = a.as_object_mut() {
+        o.remove("_intent");
+    }
+    a
+}
+
+/// The tool-call fields shared by the agents whose payloads carry `tool_name`, `tool_input`,
+/// `cwd` and `session_id` (Claude Code, Codex, Gemini). `project_env` names the agent's project
+/// root variable (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`); the project is that, else `cwd`.
+pub fn common_call(payload: &Value, project_env: Option<&str>) -> Result<ToolCall, String> {
+    let tool = payload
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .ok_or("no tool_name")?
+        .to_string();
+    let input = payload.get("tool_input").cloned().unwrap_or(Value::Null);
+    let input = match input {
+        // Some agents send the arguments as a JSON string.
+        Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+        v => v,
+    };
+    let cwd = payload
+        .get("cwd")
+        .and_then(Value::as_str)
+        .filter(|c| Path::new(c).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .ok_or("no cwd")?;
+    let project = project_env
+        .and_then(std::env::var_os)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_dir())
+        .unwrap_or_else(|| cwd.clone());
+    let session_id = payload
+        .get("session_id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    Ok(ToolCall {
+        intent: intent_of(&input),
+        args: Some(strip_intent(&input)),
+        tool,
+        cwd,
+        project,
+        session_id,
+    })
+}
+
+/// Text of MCP content blocks to guard: the texts joined by newlines when every block is
+/// text (so the summary sees the output, not a JSON wrapper); otherwise the blocks as JSON, so
+/// that base64 images, audio and blobs inside are saved decoded by the guard.
+pub fn mcp_blocks_input(blocks: &[Value]) -> Vec<u8> {
+    let all_text = blocks
+        .iter()
+        .all(|b| b.get("type").and_then(Value::as_str) == Some("text"));
+    if all_text {
+        blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .into_bytes()
+    } else {
+        serde_json::to_vec(blocks).unwrap_or_default()
+    }
+}
+
+/// The text an agent reads for a guarded result whose input was content blocks as JSON
+/// ([`mcp_blocks_input`]): the guard left the blocks as JSON with each base64 payload replaced
+/// by its descriptor (`[image/png 200x120, …, saved to …]`); this turns them back into lines:
+/// a text block's text, a media block's descriptor (`data`, or Gemini's `inlineData.data`).
+/// Any other text (a summary, a preview) is returned as it is.
+pub fn blocks_to_text(guarded: &str) -> String {
+    let Ok(Value::Array(blocks)) = serde_json::from_str::<Value>(guarded) else {
+        return guarded.to_string();
+    };
+    blocks
+        .iter()
+        .map(|b| {
+            let s = |v: Option<&Value>| v.and_then(Value::as_str).map(String::from);
+            s(b.get("text"))
+                .or_else(|| s(b.get("data")))
+                .or_else(|| s(b.pointer("/inlineData/data")))
+                .or_else(|| s(b.pointer("/resource/blob")))
+                .or_else(|| s(b.pointer("/resource/text")))
+                .unwrap_or_else(|| b.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The MCP content blocks of a result value: an array of blocks, or an object's `content`.
+pub fn mcp_blocks(v: &Value) -> Option<&Vec<Value>> {
+    match v {
+        Value::Array(a) if a.iter().all(|b| b.get("type").is_some()) => Some(a),
+        Value::Object(o) => o.get("content").and_then(Value::as_array),
+        _ => None,
+    }
+}
+
+/// Where hook runs are logged: `<state dir>/hook.log` ([`session::state_dir`]).
+pub fn log_path() -> PathBuf {
+    session::state_dir().join("hook.log")
+}
+
+fn log_line(agent: Agent, report: &HookReport, ms: f64) {
+    let line = format!(
+        "{} {} tool={:?} kinds={} in={}B out={}B {:.1}ms{}",
+        chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ"),
+        agent.name(),
+        report.tool,
+        report.kinds.join(","),
+        report.bytes_in,
+        report.bytes_out,
+        ms,
+        if report.notes.is_empty() {
+            String::new()
+        } else {
+            format!(" notes: {}", report.notes.join(" | "))
+        }
+    );
+    for n in &report.notes {
+        eprintln!("toolsum hook {}: {n}", agent.name());
+    }
+    let path = log_path();
+    if let Some(dir) = path.parent() {
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new()
+            .mode(0o700)
+            .recursive(true)
+            .create(dir);
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// Turns one payload into what `agent` accepts: `Ok(Some(json))` to print, `Ok(None)` when
+/// the result stays as it is, `Err(why)` for a payload it cannot use (nothing is printed).
+pub fn respond(
+    agent: Agent,
+    payload: &Value,
+    ctx: &mut HookContext,
+) -> Result<Option<Value>, String> {
+    match agent {
+        Agent::ClaudeCode => claude::respond(payload, ctx),
+        Agent::Codex => codex::respond(payload, ctx),
+        Agent::Gemini => gemini::respond(payload, ctx),
+        Agent::Cursor => cursor::respond(payload, ctx),
+        Agent::Opencode => opencode::respond(payload, ctx),
+    }
+}
+
+/// Runs `toolsum hook <agent>`: stdin → [`respond`] → stdout. Never fails and never panics out:
+/// whatever goes wrong is logged and nothing is printed.
+pub fn hook_cmd(a: HookArgs) {
+    let started = Instant::now();
+    let agent = a.agent;
+    let mut report = HookReport::default();
+    let printed =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_hook(a, &mut report)));
+    match printed {
+        Ok(Ok(Some(out))) => {
+            let mut s = out.to_string();
+            s.push('\n');
+            let mut stdout = std::io::stdout().lock();
+            if stdout
+                .write_all(s.as_bytes())
+                .and_then(|()| stdout.flush())
+                .is_ok()
+            {
+                report.bytes_out = s.len();
+            } else {
+                report
+                    .notes
+                    .push("stdout closed before the answer was written".into());
+            }
+        }
+        Ok(Ok(None)) => {}
+        Ok(Err(why)) => report.notes.push(format!("nothing printed: {why}")),
+        Err(_) => report
+            .notes
+            .push("nothing printed: the hook panicked (a bug)".into()),
+    }
+    log_line(agent, &report, started.elapsed().as_secs_f64() * 1e3);
+}
+
+fn run_hook(a: HookArgs, report: &mut HookReport) -> Result<Option<Value>, String> {
+    let (config, errors) = Config::load_lenient(a.config);
+    let mut raw = Vec::new();
+    std::io::stdin()
+        .take(MAX_PAYLOAD_BYTES as u64 + 1)
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("reading stdin: {e}"))?;
+    if raw.len() > MAX_PAYLOAD_BYTES {
+        return Err(format!("payload over {MAX_PAYLOAD_BYTES} bytes"));
+    }
+    let payload: Value =
+        serde_json::from_slice(&raw).map_err(|e| format!("the payload is not JSON: {e}"))?;
+    report.tool = payload
+        .get("tool_name")
+        .or_else(|| payload.get("tool"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let mut ctx = HookContext {
+        config,
+        session_dir: a.session_dir,
+        no_spawn: a.no_spawn,
+        report: HookReport::default(),
+    };
+    ctx.report.notes.extend(
+        errors
+            .into_iter()
+            .map(|e| format!("{e} (ignored; its default applies)")),
+    );
+    let r = respond(a.agent, &payload, &mut ctx);
+    report.kinds = std::mem::take(&mut ctx.report.kinds);
+    report.bytes_in = ctx.report.bytes_in;
+    report.notes.append(&mut ctx.report.notes);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn intent_comes_from_the_call() {
+        assert_eq!(
+            intent_of(&json!({"_intent": "why did CI fail", "command": "make"})).as_deref(),
+            Some("why did CI fail")
+        );
+        assert_eq!(
+            intent_of(&json!({"command": "cargo test", "description": "Run the tests"})).as_deref(),
+            Some("Run the tests")
+        );
+        assert_eq!(
+            intent_of(&json!({"command": ["bash", "-lc", "ls"]})).as_deref(),
+            Some("bash -lc ls")
+        );
+        assert_eq!(
+            intent_of(&json!({"query": "select 1"})).as_deref(),
+            Some(r#"{"query":"select 1"}"#)
+        );
+        assert_eq!(intent_of(&json!({})), None);
+        let long = "x".repeat(2_000);
+        assert_eq!(
+            intent_of(&json!({ "command": long })).unwrap().len(),
+            MAX_INTENT_CHARS
+        );
+        assert_eq!(
+            strip_intent(&json!({"_intent": "i", "path": "/a"})),
+            json!({"path": "/a"})
+        );
+    }
+
+    #[test]
+    fn mcp_text_blocks_are_guarded_as_text() {
+        let b = vec![
+            json!({"type": "text", "text": "line 1"}),
+            json!({"type": "text", "text": "line 2"}),
+        ];
+        assert_eq!(mcp_blocks_input(&b), b"line 1\nline 2");
+        let b = vec![
+            json!({"type": "text", "text": "shot"}),
+            json!({"type": "image", "data": "iVBOR", "mimeType": "image/png"}),
+        ];
+        let v: Value = serde_json::from_slice(&mcp_blocks_input(&b)).unwrap();
+        assert_eq!(v[1]["type"], "image");
+        assert!(mcp_blocks(&json!({"content": b})).is_some());
+        let guarded = r#"[{"type":"text","text":"shot"},{"type":"image","data":"[image/png 2x2, saved to long_responses/a.png]"},{"inlineData":{"data":"[audio/wav]"}}]"#;
+        assert_eq!(
+            blocks_to_text(guarded),
+            "shot\n[image/png 2x2, saved to long_responses/a.png]\n[audio/wav]"
+        );
+        assert_eq!(blocks_to_text("Status: ok"), "Status: ok");
+        assert!(mcp_blocks(&json!("plain")).is_none());
+    }
+}
