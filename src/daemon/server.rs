@@ -47,7 +47,7 @@ pub const LATENCY_WINDOW: usize = 1_024;
 /// Pause after a failed `accept` (e.g. EMFILE) before trying again (ms).
 pub const ACCEPT_BACKOFF_MS: u64 = 100;
 /// Connections accepted beyond `max_connections` for `status`, `count` and `shutdown` only (a
-/// `guard` on one is answered `overloaded`, and the client guards locally), so clients that
+/// `guard` or `ask` on one is answered `overloaded`, and the client guards locally), so clients that
 /// hold every slot cannot keep `status` from answering.
 pub const RESERVED_SLOTS: usize = 2;
 
@@ -478,7 +478,7 @@ struct Peer {
 }
 
 /// Answers one line; `None` when the client hung up before its answer was ready. On a
-/// `reserved` connection a `guard` is answered `overloaded`.
+/// `reserved` connection a `guard` or `ask` is answered `overloaded`.
 async fn answer(
     server: &Arc<Server>,
     line: &[u8],
@@ -491,10 +491,12 @@ async fn answer(
     let is_guard = matches!(req, Ok(Request::Guard(_) | Request::Ask(_)));
     let res = match req {
         Err(e) => Err(e),
-        Ok(Request::Guard(_)) if reserved => Err(ProtocolError::Overloaded(format!(
-            "{} connections already open; this one holds a slot reserved for status and count",
-            server.settings.max_connections
-        ))),
+        Ok(Request::Guard(_) | Request::Ask(_)) if reserved => {
+            Err(ProtocolError::Overloaded(format!(
+                "{} connections already open; this one holds a slot reserved for status and count",
+                server.settings.max_connections
+            )))
+        }
         Ok(Request::Status) => Ok(server.status()),
         Ok(Request::Shutdown) => {
             let _ = server.stop_requested.send(true);
