@@ -17,6 +17,13 @@
 //! Bounded: at most `LOAD_REQUESTS` (default 300) requests and `LOAD_SECS` (default 20) seconds
 //! of issuing per level; `LOAD_LEVELS` (e.g. `1,4`) picks the levels; `LOAD_BIN` runs another
 //! `toolsum` binary (to compare builds). Run with `scripts/load.sh`.
+//!
+//! Backends (issue 16), `LOAD_BACKENDS` (default `local,openai`): the same levels against the
+//! local engine, then against the remote backend: a llama.cpp `llama-server` on 127.0.0.1
+//! serving the same tiny GGUF with `LOAD_REMOTE_SLOTS` (default 4) slots and
+//! `LOAD_REMOTE_THREADS` (default 1) threads (`scripts/build-llama-server.sh` builds it;
+//! `TOOLSUM_LLAMA_SERVER` names another binary), and the daemon with `--backend openai`
+//! (`backend_parallel` 8, the tokenizer alone loaded). One table, a row per backend and level.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -163,12 +170,108 @@ fn draw_kind(rng: &mut u64) -> &'static str {
         .map_or("passthrough", |(k, _)| *k)
 }
 
+/// The cached llama-server (`scripts/build-llama-server.sh`), or `TOOLSUM_LLAMA_SERVER`.
+fn llama_server_bin() -> PathBuf {
+    let p = std::env::var_os("TOOLSUM_LLAMA_SERVER").map_or_else(
+        || {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| dirs::home_dir().expect("home dir").join(".cache"))
+                .join("toolsum/ci/llama-server-0.3.36/bin/llama-server")
+        },
+        PathBuf::from,
+    );
+    assert!(
+        p.exists(),
+        "llama-server missing at {}: run `scripts/build-llama-server.sh` first",
+        p.display()
+    );
+    p
+}
+
+/// Starts llama-server with the tiny model on a free port; returns it and the API base URL.
+fn start_llama_server() -> (Daemon, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let slots = env_usize("LOAD_REMOTE_SLOTS", 4);
+    let threads = env_usize("LOAD_REMOTE_THREADS", 1);
+    let child = Command::new(llama_server_bin())
+        .arg("-m")
+        .arg(model_path())
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(["-np", &slots.to_string(), "-c", &(4096 * slots).to_string()])
+        // --no-repack: llama.cpp's AMX repacked path crashes on this machine's CPU.
+        .args(["-t", &threads.to_string(), "--no-repack", "--alias", "tiny"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut server = Daemon(child);
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let t = Instant::now();
+    while ureq::get(&format!("{url}/models")).call().is_err() {
+        assert!(
+            server.0.try_wait().unwrap().is_none(),
+            "llama-server exited"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "llama-server not up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!(
+        "llama-server up in {:.1} s ({slots} slots, {threads} threads)",
+        t.elapsed().as_secs_f64()
+    );
+    (server, url)
+}
+
 fn main() {
     let levels: Vec<usize> = std::env::var("LOAD_LEVELS")
         .unwrap_or_else(|_| "1,4,16,64".into())
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
+    let backends: Vec<String> = std::env::var("LOAD_BACKENDS")
+        .unwrap_or_else(|_| "local,openai".into())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for b in &backends {
+        let (r, n) = run(b, &levels);
+        rows.extend(r);
+        notes.extend(n);
+    }
+    println!();
+    let mode = std::env::var("LOAD_RATE").map_or("closed loop".to_string(), |r| {
+        format!("open loop at {r} requests/s")
+    });
+    println!(
+        "Daemon load, tiny model, Unix socket, {mode}; latencies in ms as p50 / p95 / p99 (count)."
+    );
+    println!();
+    println!("| backend | N | requests | wall s | pass-through req/s | pass-through | summary | binary | preview | count probe | summary queue wait p50 / p95 / max | summaries by the model | overloaded | errors | peak RSS MB (VmHWM) | open fds before → after |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        println!("{r}");
+    }
+    println!();
+    for n in notes {
+        println!("{n}");
+    }
+}
+
+/// Runs every level against a daemon with `backend` (`local` or `openai`); returns the table's
+/// rows and the notes (RSS) printed under it.
+fn run(backend: &str, levels: &[usize]) -> (Vec<String>, Vec<String>) {
     let max_requests = env_usize("LOAD_REQUESTS", 300);
     let max_secs = env_usize("LOAD_SECS", 20) as u64;
 
@@ -180,11 +283,22 @@ fn main() {
         || PathBuf::from(env!("CARGO_BIN_EXE_toolsum")),
         PathBuf::from,
     );
-    let child = Command::new(bin)
-        .args(["serve", "--socket"])
+    let mut remote = None;
+    let mut cmd = Command::new(bin);
+    cmd.args(["serve", "--socket"])
         .arg(&socket)
         .arg("--model")
-        .arg(model_path())
+        .arg(model_path());
+    match backend {
+        "local" => {}
+        "openai" => {
+            let (server, url) = start_llama_server();
+            cmd.args(["--backend", "openai", "--backend-url", &url]);
+            remote = Some(server);
+        }
+        other => panic!("unknown backend {other:?} in LOAD_BACKENDS (local, openai)"),
+    }
+    let child = cmd
         .env_remove("TOOLSUM_CONFIG")
         .env("TOOLSUM_MAX_NEW_TOKENS", "48")
         .env("TOOLSUM_PREFILL_BUDGET", "384")
@@ -243,7 +357,7 @@ fn main() {
     let total = Arc::new(AtomicUsize::new(10));
     let rss_marks = Arc::new(Mutex::new((None::<u64>, None::<u64>)));
     let mut rows = Vec::new();
-    for &n in &levels {
+    for &n in levels {
         let fds_before = open_fds(pid);
         let issued = Arc::new(AtomicUsize::new(0));
         let level = Arc::new(Mutex::new(Level::default()));
@@ -412,7 +526,10 @@ fn main() {
         l.queue_waits.sort_by(f64::total_cmp);
         let done: usize = l.latencies.values().map(Vec::len).sum();
         let pass = l.latencies.get("passthrough").map_or(0, Vec::len);
-        let mut row = format!("| {n} | {done} | {wall:.1} | {:.0} |", pass as f64 / wall);
+        let mut row = format!(
+            "| {backend} | {n} | {done} | {wall:.1} | {:.0} |",
+            pass as f64 / wall
+        );
         for (k, _) in MIX {
             let v = l.latencies.get(k).map(Vec::as_slice).unwrap_or(&[]);
             row += &format!(
@@ -453,33 +570,33 @@ fn main() {
     let rest_end = rss_at_rest(pid);
     let marks = *rss_marks.lock().unwrap();
     let show = |m: Option<u64>| m.map_or("n/a".into(), mb);
-    println!();
-    let mode = std::env::var("LOAD_RATE").map_or("closed loop".to_string(), |r| {
-        format!("open loop at {r} requests/s")
-    });
-    println!(
-        "Daemon load, tiny model, Unix socket, {mode}; latencies in ms as p50 / p95 / p99 (count)."
-    );
-    println!();
-    println!("| N | requests | wall s | pass-through req/s | pass-through | summary | binary | preview | count probe | summary queue wait p50 / p95 / max | summaries by the model | overloaded | errors | peak RSS MB (VmHWM) | open fds before → after |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for r in rows {
-        println!("{r}");
-    }
-    println!();
-    println!(
-        "RSS under load after 100 requests: {} MB; after 1,000: {} MB; now ({total} requests): {} MB; peak {} MB.",
+    let mut notes = vec![format!(
+        "{backend}: RSS under load after 100 requests: {} MB; after 1,000: {} MB; now ({total} requests): {} MB; peak {} MB.",
         show(marks.0),
         show(marks.1),
         mb(proc_status_bytes(pid, "VmRSS:")),
         mb(proc_status_bytes(pid, "VmHWM:"))
-    );
-    println!(
-        "RSS at rest (no request in flight, 2 s idle) after 10 requests: {} MB; after all {total}: {} MB; ratio {:.2}.",
+    )];
+    notes.push(format!(
+        "{backend}: RSS at rest (no request in flight, 2 s idle) after 10 requests: {} MB; after all {total}: {} MB; ratio {:.2}.",
         mb(rest_10),
         mb(rest_end),
         rest_end as f64 / rest_10.max(1) as f64
-    );
+    ));
+    if let Some(st) = Client::connect(&socket)
+        .ok()
+        .and_then(|mut c| c.status().ok())
+    {
+        if backend == "openai" {
+            notes.push(format!(
+                "{backend}: remote requests {}; in flight at most {}; remote p50 / p95 {:.0} / {:.0} ms.",
+                st["remote_requests"],
+                st["remote_in_flight_max"],
+                st["remote_latency_ms"]["p50"].as_f64().unwrap_or(0.0),
+                st["remote_latency_ms"]["p95"].as_f64().unwrap_or(0.0)
+            ));
+        }
+    }
     let _ = Client::connect(&socket).and_then(|mut c| {
         c.shutdown().map_err(std::io::Error::other)?;
         Ok(())
@@ -488,4 +605,6 @@ fn main() {
     while daemon.0.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(15) {
         std::thread::sleep(Duration::from_millis(50));
     }
+    drop(remote);
+    (rows, notes)
 }

@@ -3,7 +3,9 @@
 # sha256-verified), the OpenCode plugin's npm packages and the MCP proxy tests' pinned servers
 # and client (npm, PyPI; cached), then run every test tier: unit tests, tokenizer equality
 # against the committed reference ids, real-model engine tests, the daemon integration tests,
-# the agent hooks and the MCP proxy.
+# the agent hooks and the MCP proxy, and the remote-backend tests against llama.cpp's
+# llama-server (built once from PyPI's llama-cpp-python sdist and cached:
+# scripts/build-llama-server.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-models.sh tiny small
@@ -11,5 +13,6 @@ scripts/fetch-models.sh tiny small
 # npm's cache makes a second run offline-fast).
 npm ci --prefix integrations/opencode --no-audit --no-fund --loglevel=error
 scripts/mcp-test-deps.sh
+[ -n "${TOOLSUM_LLAMA_SERVER:-}" ] || scripts/build-llama-server.sh >/dev/null
 # Release profile: the real-model tests run the models, which are ~20x slower unoptimized.
 cargo test --release --lib --bins --tests -- --test-threads "${TOOLSUM_TEST_THREADS:-2}"

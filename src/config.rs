@@ -26,6 +26,14 @@
 //! | `max_request_bytes` | `TOOLSUM_MAX_REQUEST_BYTES` | 64 MiB | longest request line / content file (bytes) |
 //! | `grace_ms` | `TOOLSUM_GRACE_MS` | 10,000 | in-flight work allowed after SIGTERM (ms) |
 //! | `spawn_timeout_ms` | `TOOLSUM_SPAWN_TIMEOUT_MS` | 60,000 | client wait for a daemon it started (ms) |
+//! | `first_byte_timeout_ms` | `TOOLSUM_FIRST_BYTE_TIMEOUT_MS` | 5,000 | time a new connection has to send its first byte (ms) |
+//! | `backend` | `TOOLSUM_BACKEND` | `local` | who narrates: `local` (the engine) or `openai` (a server) |
+//! | `backend_url` | `TOOLSUM_BACKEND_URL` | none | the server's API base, e.g. `http://gpu-box:8000/v1` |
+//! | `backend_model` | `TOOLSUM_BACKEND_MODEL` | the server's first model | model name sent to the server |
+//! | `backend_parallel` | `TOOLSUM_BACKEND_PARALLEL` | 8 | remote summaries in flight at once |
+//! | `backend_fallback` | `TOOLSUM_BACKEND_FALLBACK` | `none` | `local`: the local model answers when the server fails |
+//! | `backend_connect_ms` | `TOOLSUM_BACKEND_CONNECT_MS` | 2,000 | connect timeout (ms), within the request's time |
+//! | (env only) | `TOOLSUM_BACKEND_API_KEY` | none | sent as `Authorization: Bearer`; never logged |
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +60,10 @@ pub const DEFAULT_GRACE_MS: u64 = 10_000;
 /// Default time the client waits for a daemon it spawned to answer `status` (ms): loading the
 /// largest tier on a slow laptop takes tens of seconds.
 pub const DEFAULT_SPAWN_TIMEOUT_MS: u64 = 60_000;
+/// Default time a new connection has to send its first byte (ms). The client reads its input
+/// before it connects and writes the request at once, so a connection that says nothing for
+/// this long is idle, and it should not hold a slot for `idle_timeout_ms`.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT_MS: u64 = 5_000;
 
 /// Errors of [`Config::load`].
 #[derive(Debug, thiserror::Error)]
@@ -201,6 +213,33 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "TOOLSUM_SPAWN_TIMEOUT_MS",
         "a whole number of milliseconds",
     ),
+    (
+        "first_byte_timeout_ms",
+        "TOOLSUM_FIRST_BYTE_TIMEOUT_MS",
+        "a whole number of milliseconds",
+    ),
+    ("backend", "TOOLSUM_BACKEND", "`local` or `openai`"),
+    (
+        "backend_url",
+        "TOOLSUM_BACKEND_URL",
+        "an http:// or https:// URL such as `http://gpu-box:8000/v1`",
+    ),
+    ("backend_model", "TOOLSUM_BACKEND_MODEL", "a model name"),
+    (
+        "backend_parallel",
+        "TOOLSUM_BACKEND_PARALLEL",
+        "a whole number of requests",
+    ),
+    (
+        "backend_fallback",
+        "TOOLSUM_BACKEND_FALLBACK",
+        "`none` or `local`",
+    ),
+    (
+        "backend_connect_ms",
+        "TOOLSUM_BACKEND_CONNECT_MS",
+        "a whole number of milliseconds",
+    ),
 ];
 
 /// What the key (or variable) `name` accepts, from [`KEYS`].
@@ -288,6 +327,28 @@ pub struct ConfigLayer {
     /// Client wait for a daemon it started (ms).
     #[arg(long, hide = true)]
     pub spawn_timeout_ms: Option<u64>,
+    /// Time a new connection has to send its first byte (ms).
+    #[arg(long, hide = true)]
+    pub first_byte_timeout_ms: Option<u64>,
+    /// Who narrates summaries: local (the engine) or openai (an OpenAI-compatible server at
+    /// --backend-url).
+    #[arg(long)]
+    pub backend: Option<crate::remote::BackendKind>,
+    /// The OpenAI-compatible API's base URL, e.g. http://gpu-box:8000/v1.
+    #[arg(long)]
+    pub backend_url: Option<String>,
+    /// Model name sent to the server (default: the first one it lists).
+    #[arg(long)]
+    pub backend_model: Option<String>,
+    /// Remote summaries in flight at once.
+    #[arg(long)]
+    pub backend_parallel: Option<usize>,
+    /// none, or local: the local model answers when the server fails.
+    #[arg(long)]
+    pub backend_fallback: Option<crate::remote::Fallback>,
+    /// Connect timeout of the remote backend (ms), within the request's time.
+    #[arg(long)]
+    pub backend_connect_ms: Option<u64>,
 }
 
 fn env_parse<T: std::str::FromStr>(
@@ -363,6 +424,13 @@ impl ConfigLayer {
             max_request_bytes: num!("TOOLSUM_MAX_REQUEST_BYTES"),
             grace_ms: num!("TOOLSUM_GRACE_MS"),
             spawn_timeout_ms: num!("TOOLSUM_SPAWN_TIMEOUT_MS"),
+            first_byte_timeout_ms: num!("TOOLSUM_FIRST_BYTE_TIMEOUT_MS"),
+            backend: num!("TOOLSUM_BACKEND"),
+            backend_url: s("TOOLSUM_BACKEND_URL"),
+            backend_model: s("TOOLSUM_BACKEND_MODEL"),
+            backend_parallel: num!("TOOLSUM_BACKEND_PARALLEL"),
+            backend_fallback: num!("TOOLSUM_BACKEND_FALLBACK"),
+            backend_connect_ms: num!("TOOLSUM_BACKEND_CONNECT_MS"),
         };
         (layer, errors)
     }
@@ -461,6 +529,13 @@ impl ConfigLayer {
             max_request_bytes: self.max_request_bytes.or(lower.max_request_bytes),
             grace_ms: self.grace_ms.or(lower.grace_ms),
             spawn_timeout_ms: self.spawn_timeout_ms.or(lower.spawn_timeout_ms),
+            first_byte_timeout_ms: self.first_byte_timeout_ms.or(lower.first_byte_timeout_ms),
+            backend: self.backend.or(lower.backend),
+            backend_url: self.backend_url.or(lower.backend_url),
+            backend_model: self.backend_model.or(lower.backend_model),
+            backend_parallel: self.backend_parallel.or(lower.backend_parallel),
+            backend_fallback: self.backend_fallback.or(lower.backend_fallback),
+            backend_connect_ms: self.backend_connect_ms.or(lower.backend_connect_ms),
         }
     }
 }
@@ -498,6 +573,22 @@ pub struct Config {
     pub grace_ms: u64,
     /// Client wait for a spawned daemon (ms).
     pub spawn_timeout_ms: u64,
+    /// Time a new connection has to send its first byte (ms).
+    pub first_byte_timeout_ms: u64,
+    /// Who narrates summaries.
+    pub backend: crate::remote::BackendKind,
+    /// The remote backend's API base URL (needed for `backend = openai`).
+    pub backend_url: Option<String>,
+    /// Model name for the remote backend; `None` = the server's first model.
+    pub backend_model: Option<String>,
+    /// Remote summaries in flight at once (at least 1).
+    pub backend_parallel: usize,
+    /// What answers when the remote backend fails.
+    pub backend_fallback: crate::remote::Fallback,
+    /// Remote connect timeout (ms).
+    pub backend_connect_ms: u64,
+    /// `TOOLSUM_BACKEND_API_KEY` (environment only: a flag or a config file would show it).
+    pub backend_api_key: Option<crate::remote::ApiKey>,
     /// The keys set by flags, environment or file, before defaults: what a client sends the
     /// daemon, so that the daemon's own settings hold for every key the caller left unset.
     pub explicit: ConfigLayer,
@@ -626,7 +717,44 @@ impl Config {
             max_request_bytes: l.max_request_bytes.unwrap_or(DEFAULT_MAX_REQUEST_BYTES),
             grace_ms: l.grace_ms.unwrap_or(DEFAULT_GRACE_MS),
             spawn_timeout_ms: l.spawn_timeout_ms.unwrap_or(DEFAULT_SPAWN_TIMEOUT_MS),
+            first_byte_timeout_ms: l
+                .first_byte_timeout_ms
+                .unwrap_or(DEFAULT_FIRST_BYTE_TIMEOUT_MS),
+            backend: l.backend.unwrap_or_default(),
+            backend_url: l.backend_url,
+            backend_model: l.backend_model,
+            backend_parallel: l
+                .backend_parallel
+                .unwrap_or(crate::remote::DEFAULT_PARALLEL)
+                .max(1),
+            backend_fallback: l.backend_fallback.unwrap_or_default(),
+            backend_connect_ms: l
+                .backend_connect_ms
+                .unwrap_or(crate::remote::DEFAULT_CONNECT_MS),
+            backend_api_key: env("TOOLSUM_BACKEND_API_KEY")
+                .as_deref()
+                .and_then(crate::remote::ApiKey::new),
         }
+    }
+
+    /// The remote backend's settings, when `backend = openai`.
+    ///
+    /// # Errors
+    /// `backend = openai` without a `backend_url`.
+    pub fn remote(&self) -> Result<Option<crate::remote::RemoteSettings>, String> {
+        if self.backend != crate::remote::BackendKind::Openai {
+            return Ok(None);
+        }
+        let url = self.backend_url.clone().ok_or_else(|| {
+            "backend openai needs a URL: --backend-url (or TOOLSUM_BACKEND_URL), e.g. http://gpu-box:8000/v1".to_string()
+        })?;
+        Ok(Some(crate::remote::RemoteSettings {
+            url,
+            model: self.backend_model.clone(),
+            parallel: self.backend_parallel,
+            connect_ms: self.backend_connect_ms,
+            api_key: self.backend_api_key.clone(),
+        }))
     }
 }
 
@@ -696,6 +824,47 @@ mod tests {
     }
 
     #[test]
+    fn backend_settings_come_from_flags_env_and_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(
+            &file,
+            "backend = \"openai\"\nbackend_url = \"http://gpu-box:8000/v1\"\nbackend_parallel = 3\nbackend_fallback = \"local\"\n",
+        )
+        .unwrap();
+        let env = env_of(&[
+            ("TOOLSUM_CONFIG", file.to_str().unwrap()),
+            ("TOOLSUM_BACKEND_MODEL", "qwen"),
+            ("TOOLSUM_BACKEND_API_KEY", "sk-secret"),
+        ]);
+        let c = Config::load_with(ConfigLayer::default(), &env).unwrap();
+        let r = c.remote().unwrap().unwrap();
+        assert_eq!(r.url, "http://gpu-box:8000/v1");
+        assert_eq!(r.model.as_deref(), Some("qwen"));
+        assert_eq!(r.parallel, 3);
+        assert_eq!(c.backend_fallback, crate::remote::Fallback::Local);
+        assert!(
+            !format!("{c:?}").contains("sk-secret"),
+            "the key is never printed"
+        );
+        assert_eq!(r.api_key, crate::remote::ApiKey::new("sk-secret"));
+        let env = env_of(&[("TOOLSUM_BACKEND", "openai")]);
+        let c = Config::load_with(ConfigLayer::default(), &env).unwrap();
+        assert!(c.remote().unwrap_err().contains("--backend-url"));
+        let c = Config::load_with(ConfigLayer::default(), &env_of(&[])).unwrap();
+        assert_eq!(c.remote(), Ok(None));
+        assert_eq!(c.backend_parallel, crate::remote::DEFAULT_PARALLEL);
+        let env = env_of(&[("TOOLSUM_BACKEND", "gpu")]);
+        assert!(matches!(
+            Config::load_with(ConfigLayer::default(), &env),
+            Err(ConfigError::BadEnv {
+                var: "TOOLSUM_BACKEND",
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn config_errors_name_the_key_and_what_it_accepts() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("c.toml");
@@ -749,7 +918,11 @@ mod tests {
         for (k, _, _) in KEYS {
             let v = if *k == "kv_decode" {
                 "\"f16\"".to_string()
-            } else if ["socket", "model", "device"].contains(k) {
+            } else if *k == "backend" {
+                "\"openai\"".to_string()
+            } else if *k == "backend_fallback" {
+                "\"local\"".to_string()
+            } else if ["socket", "model", "device", "backend_url", "backend_model"].contains(k) {
                 "\"x\"".to_string()
             } else {
                 "1".to_string()

@@ -12,6 +12,7 @@
 //! - [`bench`]: the benchmark harness (`toolsum bench`): corpus through toolsum and baselines, scored.
 //! - [`daemon`]: protocol v1 over a Unix socket, the server, the model-owner thread and the client.
 //! - [`mcp`]: `toolsum mcp`, a stdio MCP proxy that adds `_intent` and guards tool results.
+//! - [`remote`]: the remote backend: narration by an OpenAI-compatible server (vLLM, llama-server).
 #![deny(missing_docs)]
 
 pub mod backend;
@@ -23,4 +24,5 @@ pub mod guard;
 pub mod hooks;
 pub mod mcp;
 pub mod models;
+pub mod remote;
 pub mod tokenizer;

@@ -199,6 +199,63 @@ fn kill9_mid_burst_then_restart_and_faults() {
     stalled_half_line(&socket);
     other_uid_peer(&socket, tmp.path());
     many_connections(&socket, d.pid());
+    idle_connections_leave_status_a_slot(&socket, &session, &inputs[0]);
+}
+
+/// 64 connections that never send a byte fill every slot: `status` and `count` still answer on
+/// a reserved slot, a `guard` there is refused `overloaded` (the CLI guards locally), and the
+/// silent ones are closed after the first-byte timeout (default 5 s), not the 600 s idle
+/// timeout, so the slots come back.
+fn idle_connections_leave_status_a_slot(socket: &Path, session: &Path, big: &[u8]) {
+    let timeouts = |st: &Value| st["connections"]["first_byte_timeouts"].as_u64().unwrap();
+    let before = timeouts(&status(socket).unwrap());
+    let mut idle: Vec<UnixStream> = (0..64)
+        .map(|_| UnixStream::connect(socket).unwrap())
+        .collect();
+    // Each probe's own connection makes the 65th (on a reserved slot).
+    wait_for(
+        "status beside 64 idle connections",
+        Duration::from_secs(4),
+        || status(socket).is_some_and(|st| st["connections"]["active"] == json!(65)),
+    );
+    let mut c = Client::connect(socket).unwrap();
+    assert_eq!(c.count(b"hello world").unwrap()["bytes"], json!(11));
+    let e = c
+        .guard(&json!({"tool": "Bash", "session_dir": session, "content": "hi"}))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("overloaded") && e.to_string().contains("reserved"),
+        "{e}"
+    );
+    drop(c);
+    let out = cli_guard(socket, session, big.to_vec(), &["--token-limit", "500"]);
+    assert!(out.status.success());
+    let r: GuardResponse = serde_json::from_slice(&out.stdout).unwrap();
+    let why = r.reason.unwrap_or_default();
+    assert!(
+        why.starts_with("daemon_unavailable") && why.contains("overloaded"),
+        "{why}"
+    );
+    assert!(r.text.contains("Full response saved to"), "{}", r.text);
+
+    wait_for(
+        "the silent connections closed",
+        Duration::from_secs(30),
+        || {
+            let st = status(socket).unwrap();
+            timeouts(&st) >= before + 64 && st["connections"]["active"] == json!(1)
+        },
+    );
+    for s in &mut idle {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut b = [0u8; 64];
+        assert_eq!(s.read(&mut b).unwrap(), 0, "closed without a word");
+    }
+    let r = Client::connect(socket)
+        .unwrap()
+        .guard(&json!({"tool": "Bash", "session_dir": session, "content": "hi"}))
+        .unwrap();
+    assert_eq!(r.text, "hi");
 }
 
 /// The uid a client of another user runs as (`nobody`).

@@ -7,5 +7,6 @@ mod faults;
 mod hooks;
 mod install;
 mod mcp;
+mod remote;
 mod tokenizer;
 mod util;

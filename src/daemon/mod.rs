@@ -7,8 +7,10 @@
 //! - [`cli`]: clap arguments of `serve`, `guard`, `status`, for the binary to flatten.
 //!
 //! [`serve`] is the daemon's entry point: it secures the socket directory, takes the daemon
-//! lock, loads the model on the model thread, binds the socket (mode 0600) only once the model
-//! is loaded, and runs [`server::run`] until SIGTERM/SIGINT or a `shutdown` request.
+//! lock, loads the model on the model thread (or, with `backend = openai`, starts the remote
+//! backend's pool: the model's tokenizer alone, plus the model when it is the fallback), binds
+//! the socket (mode 0600) only once that is done, and runs [`server::run`] until SIGTERM/SIGINT
+//! or a `shutdown` request.
 
 pub mod cli;
 pub mod client;
@@ -27,8 +29,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
+use crate::backend::{NarrateRequest, Narration, Narrator, TokenCounter};
 use crate::config::Config;
-use worker::{Loaded, ModelWorker};
+use crate::remote::openai::LocalFallback;
+use crate::remote::{Fallback, OpenAiBackend, OpenAiNarrator};
+use worker::{Loaded, ModelWorker, PoolSpec};
 
 /// Name of the daemon's log file, beside the socket (written by `--detach` and by the client's
 /// auto-spawn).
@@ -228,6 +233,93 @@ fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + S
     }
 }
 
+/// Time the daemon gives a remote server at start to list its models (so `status` names the
+/// model at once); a server that is down then is no error: requests ask again (ms).
+pub const REMOTE_PROBE_MS: u64 = 3_000;
+
+/// The local model as the remote backend's fallback: narrations queue on its model thread.
+struct LocalModel(Arc<ModelWorker>);
+
+impl LocalFallback for LocalModel {
+    fn narrate(&self, req: &NarrateRequest) -> anyhow::Result<Narration> {
+        self.0.narrate(req)
+    }
+    fn name(&self) -> String {
+        self.0.model_name()
+    }
+}
+
+/// Starts the backend the configuration names: the local model thread, or the remote pool
+/// (`backend_parallel` narrator threads on one [`OpenAiBackend`]). Returns it and the local
+/// tokenizer.
+///
+/// # Errors
+/// The model (or, for a remote backend without the local fallback, its tokenizer) does not
+/// load; `backend = openai` without a URL, or with a bad one.
+pub fn start_backend(cfg: &Config) -> anyhow::Result<(ModelWorker, Arc<dyn TokenCounter>)> {
+    let Some(remote) = cfg.remote().map_err(anyhow::Error::msg)? else {
+        return ModelWorker::spawn(cfg.queue_capacity, engine_loader(cfg));
+    };
+    let (local, counter) = match cfg.backend_fallback {
+        Fallback::Local => {
+            let (w, c) = ModelWorker::spawn(cfg.queue_capacity, engine_loader(cfg))?;
+            (Some(Arc::new(w)), c)
+        }
+        Fallback::None => {
+            let path = crate::models::resolve(cfg.model.as_deref())?;
+            let tok = crate::tokenizer::GgufTokenizer::from_gguf_path(&path)
+                .with_context(|| format!("reading the tokenizer of {}", path.display()))?;
+            (None, Arc::new(tok) as Arc<dyn TokenCounter>)
+        }
+    };
+    let backend = OpenAiBackend::new(remote, counter.clone()).map_err(anyhow::Error::msg)?;
+    match backend.resolve_model(Instant::now() + Duration::from_millis(REMOTE_PROBE_MS)) {
+        Ok(m) => tracing::info!("remote backend {}: model {m}", backend.url()),
+        Err(e) => tracing::warn!(
+            "remote backend {} did not list its models ({e}); each request asks again",
+            backend.url()
+        ),
+    }
+    let fallback = local
+        .clone()
+        .map(|w| Arc::new(LocalModel(w)) as Arc<dyn LocalFallback>);
+    let narrators: Vec<Box<dyn Narrator>> = (0..backend.parallel())
+        .map(|_| {
+            Box::new(OpenAiNarrator::new(backend.clone(), fallback.clone())) as Box<dyn Narrator>
+        })
+        .collect();
+    let fallback_kind = if local.is_some() { "local" } else { "none" };
+    let describe_backend = {
+        let b = backend.clone();
+        move || {
+            let mut d = b.describe();
+            d["fallback"] = fallback_kind.into();
+            d
+        }
+    };
+    let (b_name, b_report) = (backend.clone(), backend.clone());
+    let report_backend = describe_backend.clone();
+    let pool = ModelWorker::spawn_pool(PoolSpec {
+        capacity: cfg.queue_capacity,
+        narrators,
+        counter: counter.clone(),
+        backend: describe_backend(),
+        describe: local
+            .as_ref()
+            .map_or_else(|| serde_json::json!({"device": "remote"}), |w| w.describe()),
+        name: Arc::new(move || b_name.name()),
+        report: Some(Arc::new(move || {
+            let mut r = b_report.report();
+            r["backend"] = report_backend();
+            r
+        })),
+        companion: local,
+        thread_name: "toolsum-remote".into(),
+    })
+    .context("starting the remote backend's threads")?;
+    Ok((pool, counter))
+}
+
 /// Threads of tokio's blocking pool, the short lane ([`lanes`]): reading content files, a
 /// pass-through proven by its length, a short `count`. Bounded so a burst of 64 clients cannot
 /// start 64 threads, each of which would also get its own malloc arena (measured: daemon RSS
@@ -273,9 +365,9 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     let _lock = take_lock(&socket)?;
     clear_stale_socket(&socket)?;
     let t = Instant::now();
-    let (worker, counter) = ModelWorker::spawn(cfg.queue_capacity, engine_loader(&cfg))?;
+    let (worker, counter) = start_backend(&cfg)?;
     tracing::info!(
-        "model {} loaded in {:.1} s",
+        "backend {} ready in {:.1} s",
         worker.model_name(),
         t.elapsed().as_secs_f64()
     );

@@ -480,15 +480,16 @@ pub enum Frame {
     },
     /// The peer closed its side (a partial last line is dropped).
     Eof,
-    /// A started line was not finished within the read timeout, or no line started within
-    /// the idle timeout.
+    /// A started line was not finished within the read timeout.
     TimedOut,
+    /// No byte of a line arrived within the idle timeout.
+    Idle,
 }
 
 /// Reads one `\n`-terminated line of at most `max` bytes. A longer line is read to its end and
 /// discarded ([`Frame::TooLarge`]), so the connection stays usable. Once the first byte of a
-/// line has arrived the rest must follow within `read_timeout`; before that the wait is bounded
-/// by `idle_timeout`.
+/// line has arrived the rest must follow within `read_timeout` ([`Frame::TimedOut`]); before
+/// that the wait is bounded by `idle_timeout` ([`Frame::Idle`]).
 ///
 /// # Errors
 /// I/O errors of the underlying reader.
@@ -505,6 +506,7 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(
     loop {
         let until = started.map_or(idle_until, |s| s + read_timeout);
         let buf = match tokio::time::timeout_at(until, r.fill_buf()).await {
+            Err(_) if started.is_none() => return Ok(Frame::Idle),
             Err(_) => return Ok(Frame::TimedOut),
             Ok(res) => res?,
         };
@@ -681,6 +683,14 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn silence_is_idle() {
+        let (_w, r) = tokio::io::duplex(64);
+        let mut r = BufReader::new(r);
+        let t = Duration::from_millis(30);
+        assert_eq!(read_frame(&mut r, 100, t, t).await.unwrap(), Frame::Idle);
+    }
+
+    #[tokio::test]
     async fn half_line_times_out() {
         let (mut w, r) = tokio::io::duplex(64);
         let mut r = BufReader::new(r);
@@ -845,7 +855,7 @@ mod parse_prop {
                         }
                         Frame::TooLarge { bytes } => prop_assert!(bytes > max),
                         Frame::Eof => break,
-                        Frame::TimedOut => prop_assert!(false, "timed out on an in-memory stream"),
+                        Frame::TimedOut | Frame::Idle => prop_assert!(false, "timed out on an in-memory stream"),
                     }
                     frames += 1;
                     prop_assert!(frames <= data.len() + 1);

@@ -46,6 +46,10 @@ pub const DEADLINE_SLACK_MS: u64 = 5_000;
 pub const LATENCY_WINDOW: usize = 1_024;
 /// Pause after a failed `accept` (e.g. EMFILE) before trying again (ms).
 pub const ACCEPT_BACKOFF_MS: u64 = 100;
+/// Connections accepted beyond `max_connections` for `status`, `count` and `shutdown` only (a
+/// `guard` or `ask` on one is answered `overloaded`, and the client guards locally), so clients that
+/// hold every slot cannot keep `status` from answering.
+pub const RESERVED_SLOTS: usize = 2;
 
 /// The server's settings, taken from [`Config`].
 #[derive(Debug, Clone)]
@@ -60,6 +64,8 @@ pub struct ServerSettings {
     pub read_timeout: Duration,
     /// Lifetime of a connection with no request in progress.
     pub idle_timeout: Duration,
+    /// Time a new connection has to send its first byte; then it is closed.
+    pub first_byte_timeout: Duration,
     /// Longest request line / content file (bytes).
     pub max_request_bytes: usize,
     /// Time in-flight work gets after shutdown starts.
@@ -77,6 +83,7 @@ impl ServerSettings {
             max_connections: c.max_connections,
             read_timeout: Duration::from_millis(c.read_timeout_ms),
             idle_timeout: Duration::from_millis(c.idle_timeout_ms),
+            first_byte_timeout: Duration::from_millis(c.first_byte_timeout_ms),
             max_request_bytes: c.max_request_bytes,
             grace: Duration::from_millis(c.grace_ms),
             long_threads: c
@@ -137,6 +144,8 @@ pub struct Server {
     inflight: Mutex<HashMap<u64, Arc<AtomicBool>>>,
     next_job: AtomicU64,
     connections: AtomicUsize,
+    /// Connections closed because they sent nothing within the first-byte timeout.
+    first_byte_timeouts: AtomicU64,
 }
 
 impl Server {
@@ -164,6 +173,7 @@ impl Server {
             inflight: Mutex::new(HashMap::new()),
             next_job: AtomicU64::new(0),
             connections: AtomicUsize::new(0),
+            first_byte_timeouts: AtomicU64::new(0),
         }))
     }
 
@@ -203,11 +213,12 @@ impl Server {
         let mut requests = json!(stats.by_kind);
         requests["total"] = total.into();
         let engine = self.worker.describe();
-        json!({
+        let mut v = json!({
             "version": env!("CARGO_PKG_VERSION"),
             "protocol": super::protocol::PROTOCOL_VERSION,
             "pid": std::process::id(),
             "model": self.worker.model_name(),
+            "backend": self.worker.backend(),
             "device": engine.get("device").cloned().unwrap_or(Value::Null),
             "uptime_s": self.started.elapsed().as_secs_f64(),
             "requests": requests,
@@ -216,10 +227,14 @@ impl Server {
                 "depth": self.worker.depth(),
                 "capacity": self.worker.capacity(),
                 "busy": self.worker.busy(),
+                "in_flight": self.worker.in_flight(),
+                "parallel": self.worker.parallel(),
             },
             "connections": {
                 "active": self.connections.load(Ordering::SeqCst),
                 "max": self.settings.max_connections,
+                "reserved": RESERVED_SLOTS,
+                "first_byte_timeouts": self.first_byte_timeouts.load(Ordering::SeqCst),
             },
             "latency_ms": {
                 "p50": percentile(&lat, 50.0),
@@ -228,7 +243,11 @@ impl Server {
             },
             "engine": engine,
             "rss_bytes": rss_bytes(),
-        })
+        });
+        if let (Value::Object(m), Value::Object(extra)) = (&mut v, self.worker.report()) {
+            m.extend(extra);
+        }
+        v
     }
 
     fn record_ok(&self, kind: &str, ms: f64) {
@@ -262,6 +281,7 @@ pub async fn run(listener: UnixListener, shutdown: impl Future<Output = ()>, ser
     let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
     let (halt_tx, halt_rx) = watch::channel(false);
     let limit = Arc::new(Semaphore::new(server.settings.max_connections));
+    let reserve = Arc::new(Semaphore::new(RESERVED_SLOTS));
     let mut stop_rx = server.stop_requested.subscribe();
     tokio::pin!(shutdown);
     loop {
@@ -269,12 +289,17 @@ pub async fn run(listener: UnixListener, shutdown: impl Future<Output = ()>, ser
             _ = &mut shutdown => break,
             _ = until_true(&mut stop_rx) => break,
             res = listener.accept() => match res {
-                Ok((stream, _)) => match limit.clone().try_acquire_owned() {
-                    Ok(permit) => {
+                Ok((stream, _)) => match limit
+                    .clone()
+                    .try_acquire_owned()
+                    .map(|p| (p, false))
+                    .or_else(|_| reserve.clone().try_acquire_owned().map(|p| (p, true)))
+                {
+                    Ok((permit, reserved)) => {
                         let (server, halt, done) = (server.clone(), halt_rx.clone(), done_tx.clone());
                         tokio::spawn(async move {
                             server.connections.fetch_add(1, Ordering::SeqCst);
-                            handle_connection(&server, stream, halt).await;
+                            handle_connection(&server, stream, halt, reserved).await;
                             if server.connections.fetch_sub(1, Ordering::SeqCst) == 1 {
                                 // The last connection closed: hand what the requests freed
                                 // (I/O threads, short lane, model thread) back to the OS; the
@@ -344,10 +369,13 @@ async fn write_value(w: &mut OwnedWriteHalf, v: &Value) -> std::io::Result<()> {
     w.flush().await
 }
 
+/// Serves one connection. `reserved`: it holds one of the [`RESERVED_SLOTS`], so it gets
+/// `status`, `count` and `shutdown` only.
 async fn handle_connection(
     server: &Arc<Server>,
     stream: UnixStream,
     mut halt: watch::Receiver<bool>,
+    reserved: bool,
 ) {
     let cred = stream.peer_cred().ok();
     let (peer_uid, peer_gid) = (cred.map(|c| c.uid()), cred.map_or(u32::MAX, |c| c.gid()));
@@ -368,14 +396,18 @@ async fn handle_connection(
     let reader = tokio::spawn(async move {
         let fd = rd.as_ref().as_raw_fd();
         let mut rd = BufReader::new(rd);
+        // Until its first byte, a connection gets the short first-byte timeout: one that says
+        // nothing must not hold a slot for the whole idle timeout.
+        let mut idle = settings.first_byte_timeout.min(settings.idle_timeout);
         loop {
             let f = read_frame(
                 &mut rd,
                 settings.max_request_bytes,
                 settings.read_timeout,
-                settings.idle_timeout,
+                idle,
             )
             .await;
+            idle = settings.idle_timeout;
             match f {
                 Ok(Frame::Eof) | Err(_) => {
                     if f.is_err() || peer_hung_up(fd) {
@@ -384,7 +416,7 @@ async fn handle_connection(
                     break;
                 }
                 Ok(frame) => {
-                    let last = frame == Frame::TimedOut;
+                    let last = matches!(frame, Frame::TimedOut | Frame::Idle);
                     if frames_tx.send(frame).await.is_err() || last {
                         break;
                     }
@@ -392,6 +424,7 @@ async fn handle_connection(
             }
         }
     });
+    let mut answered = 0u64;
     loop {
         let frame = tokio::select! {
             biased;
@@ -399,7 +432,14 @@ async fn handle_connection(
             f = frames.recv() => match f { Some(f) => f, None => break },
         };
         let resp = match frame {
-            Frame::Line(line) => match answer(server, &line, peer, gone_rx.clone()).await {
+            Frame::Idle => {
+                if answered == 0 {
+                    server.first_byte_timeouts.fetch_add(1, Ordering::SeqCst);
+                }
+                break;
+            }
+            Frame::Line(line) => match answer(server, &line, peer, reserved, gone_rx.clone()).await
+            {
                 Some(v) => v,
                 None => break, // the client went away; its job was cancelled
             },
@@ -422,6 +462,7 @@ async fn handle_connection(
             }
             Frame::Eof => break,
         };
+        answered += 1;
         if write_value(&mut wr, &resp).await.is_err() {
             break;
         }
@@ -436,11 +477,13 @@ struct Peer {
     gid: u32,
 }
 
-/// Answers one line; `None` when the client hung up before its answer was ready.
+/// Answers one line; `None` when the client hung up before its answer was ready. On a
+/// `reserved` connection a `guard` or `ask` is answered `overloaded`.
 async fn answer(
     server: &Arc<Server>,
     line: &[u8],
     peer: Peer,
+    reserved: bool,
     gone: watch::Receiver<bool>,
 ) -> Option<Value> {
     let started = Instant::now();
@@ -448,6 +491,12 @@ async fn answer(
     let is_guard = matches!(req, Ok(Request::Guard(_) | Request::Ask(_)));
     let res = match req {
         Err(e) => Err(e),
+        Ok(Request::Guard(_) | Request::Ask(_)) if reserved => {
+            Err(ProtocolError::Overloaded(format!(
+                "{} connections already open; this one holds a slot reserved for status and count",
+                server.settings.max_connections
+            )))
+        }
         Ok(Request::Status) => Ok(server.status()),
         Ok(Request::Shutdown) => {
             let _ = server.stop_requested.send(true);
@@ -634,8 +683,15 @@ async fn finish(
             };
             match server.worker.try_submit(job) {
                 Err(job) => {
-                    let cap = server.worker.capacity();
-                    let reason = format!("overloaded: the model queue is full ({cap} jobs)");
+                    let w = &server.worker;
+                    let reason = match w.backend()["kind"].as_str() {
+                        Some("openai") => format!(
+                            "overloaded: the openai backend's queue is full ({} jobs waiting, {} in flight)",
+                            w.capacity(),
+                            w.in_flight()
+                        ),
+                        _ => format!("overloaded: the model queue is full ({} jobs)", w.capacity()),
+                    };
                     let counter = server.counter.clone();
                     let fallback = server.run_cpu(false, "fallback task", move || {
                         job.job.fallback(Some(counter.as_ref()), &reason)

@@ -1,5 +1,9 @@
 //! The model-owner thread: one `std::thread` loads the model, reports whether loading worked,
-//! then runs [`SummaryJob`]s one at a time from a bounded queue.
+//! then runs [`SummaryJob`]s one at a time from a bounded queue. A remote backend gets a pool
+//! instead ([`ModelWorker::spawn_pool`]): `N` threads, each with its own narrator, take jobs
+//! from one bounded queue, so `N` summaries are in flight at once; the queue and `overloaded`
+//! logic are the same, per backend. The local worker also takes bare narrations
+//! ([`ModelWorker::narrate`]) for a remote backend's local fallback.
 //!
 //! Each job carries its own reply sender and cancel flag (TGI's llamacpp backend and mistral.rs
 //! use the same shape). A full queue is reported at once ([`ModelWorker::try_submit`] hands the
@@ -9,10 +13,10 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -42,22 +46,72 @@ pub struct Job {
     pub enqueued: Instant,
 }
 
-/// Handle to the model thread: the queue's sending side plus shared counters.
+/// A bare narration for the local model (a remote backend's fallback), answered on `reply`.
+pub struct NarrateJob {
+    /// The request, as the remote backend got it.
+    pub req: NarrateRequest,
+    /// Where the outcome goes; a dropped receiver means nobody waits any more.
+    pub reply: std::sync::mpsc::SyncSender<anyhow::Result<Narration>>,
+}
+
+/// What the queue carries.
+enum Work {
+    Summary(Job),
+    Narrate(NarrateJob),
+}
+
+/// A dynamic `status` fragment of a backend (its fields are merged into `status`).
+pub type StatusFn = Arc<dyn Fn() -> Value + Send + Sync>;
+
+/// Handle to the model thread (or a remote backend's pool of threads): the queue's sending side
+/// plus shared counters.
 pub struct ModelWorker {
     /// The queue's sending side; `None` once closed.
-    tx: Mutex<Option<SyncSender<Job>>>,
-    /// The model thread, until joined.
-    thread: Mutex<Option<JoinHandle<()>>>,
-    /// Jobs queued and not yet taken by the thread.
+    tx: Mutex<Option<SyncSender<Work>>>,
+    /// The worker threads, until joined.
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Jobs queued and not yet taken by a thread.
     depth: Arc<AtomicUsize>,
-    /// True while the model runs a job.
-    busy: Arc<AtomicBool>,
+    /// Jobs running now.
+    in_flight: Arc<AtomicUsize>,
     /// Queue capacity (jobs).
     capacity: usize,
+    /// Threads (jobs that run at once).
+    parallel: usize,
     /// Engine description, speeds refreshed after each job.
     describe: Arc<Mutex<Value>>,
-    /// Model name, for `status`.
+    /// Model name, for `status`; `name_fn` overrides it when set.
     model_name: String,
+    /// `status`'s `backend` object.
+    backend: Value,
+    /// A dynamic model name (a remote backend learns its model from the server).
+    name_fn: Option<Arc<dyn Fn() -> String + Send + Sync>>,
+    /// Extra `status` fields (a remote backend's counters).
+    report: Option<StatusFn>,
+    /// A worker this one depends on (the local fallback of a remote pool), shut down after it.
+    companion: Option<Arc<ModelWorker>>,
+}
+
+/// What [`ModelWorker::spawn_pool`] needs.
+pub struct PoolSpec {
+    /// Jobs that may wait for a free thread (at least 1).
+    pub capacity: usize,
+    /// One narrator per thread; their number is the pool's parallelism.
+    pub narrators: Vec<Box<dyn Narrator>>,
+    /// The local tokenizer (counting and packing stay local).
+    pub counter: Arc<dyn TokenCounter>,
+    /// `status`'s `backend` object.
+    pub backend: Value,
+    /// `status`'s `engine` object (the local engine's, when one is loaded for a fallback).
+    pub describe: Value,
+    /// The model name for `status`, read at each call.
+    pub name: Arc<dyn Fn() -> String + Send + Sync>,
+    /// Extra `status` fields, read at each call.
+    pub report: Option<StatusFn>,
+    /// A worker to shut down after this one (the local fallback).
+    pub companion: Option<Arc<ModelWorker>>,
+    /// Thread name prefix (`toolsum-remote` gives `toolsum-remote-0`, ...).
+    pub thread_name: String,
 }
 
 /// Wraps the model so the daemon's per-job cancel flag reaches [`NarrateRequest::cancel`]:
@@ -101,12 +155,13 @@ impl ModelWorker {
         F: FnOnce() -> anyhow::Result<Loaded> + Send + 'static,
     {
         let capacity = capacity.max(1);
-        let (tx, rx) = sync_channel::<Job>(capacity);
+        let (tx, rx) = sync_channel::<Work>(capacity);
+        let rx = Arc::new(Mutex::new(rx));
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let depth = Arc::new(AtomicUsize::new(0));
-        let busy = Arc::new(AtomicBool::new(false));
+        let in_flight = Arc::new(AtomicUsize::new(0));
         let describe = Arc::new(Mutex::new(Value::Null));
-        let (d2, b2, desc2) = (depth.clone(), busy.clone(), describe.clone());
+        let (d2, b2, desc2) = (depth.clone(), in_flight.clone(), describe.clone());
         let thread = std::thread::Builder::new()
             .name("toolsum-model".into())
             .spawn(move || {
@@ -129,18 +184,23 @@ impl ModelWorker {
                 if ready_tx.send(Ok((counter.clone(), name))).is_err() {
                     return;
                 }
-                worker_loop(rx, narrator.as_mut(), counter.as_ref(), &d2, &b2, &desc2);
+                worker_loop(&rx, narrator.as_mut(), counter.as_ref(), &d2, &b2, &desc2);
             })?;
         match ready_rx.recv() {
             Ok(Ok((counter, model_name))) => Ok((
                 ModelWorker {
                     tx: Mutex::new(Some(tx)),
-                    thread: Mutex::new(Some(thread)),
+                    threads: Mutex::new(vec![thread]),
                     depth,
-                    busy,
+                    in_flight,
                     capacity,
+                    parallel: 1,
                     describe,
+                    backend: serde_json::json!({"kind": "local", "model": model_name}),
                     model_name,
+                    name_fn: None,
+                    report: None,
+                    companion: None,
                 },
                 counter,
             )),
@@ -155,6 +215,68 @@ impl ModelWorker {
         }
     }
 
+    /// Starts a pool of threads, one per narrator of `spec`, behind one bounded queue (a
+    /// remote backend: each thread waits on its own HTTP request). Loads nothing.
+    ///
+    /// # Errors
+    /// The OS refuses a thread.
+    pub fn spawn_pool(spec: PoolSpec) -> std::io::Result<Self> {
+        let capacity = spec.capacity.max(1);
+        let parallel = spec.narrators.len();
+        let (tx, rx) = sync_channel::<Work>(capacity);
+        let rx = Arc::new(Mutex::new(rx));
+        let depth = Arc::new(AtomicUsize::new(0));
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let describe = Arc::new(Mutex::new(spec.describe));
+        let mut threads = Vec::with_capacity(parallel);
+        for (i, mut narrator) in spec.narrators.into_iter().enumerate() {
+            let (rx, counter) = (rx.clone(), spec.counter.clone());
+            let (d2, b2, desc2) = (depth.clone(), in_flight.clone(), describe.clone());
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("{}-{i}", spec.thread_name))
+                    .spawn(move || {
+                        // The summary step around the HTTP call (packing, grounding) is long
+                        // work too.
+                        super::lanes::lower_thread_priority(super::lanes::BACKGROUND_NICE);
+                        worker_loop(&rx, narrator.as_mut(), counter.as_ref(), &d2, &b2, &desc2);
+                    })?,
+            );
+        }
+        Ok(ModelWorker {
+            tx: Mutex::new(Some(tx)),
+            threads: Mutex::new(threads),
+            depth,
+            in_flight,
+            capacity,
+            parallel,
+            describe,
+            model_name: (spec.name)(),
+            backend: spec.backend,
+            name_fn: Some(spec.name),
+            report: spec.report,
+            companion: spec.companion,
+        })
+    }
+
+    /// Queues `work` without waiting; hands it back when the queue is full or closed (moved, not
+    /// copied, hence the large `Err`).
+    #[allow(clippy::result_large_err)]
+    fn try_send(&self, work: Work) -> Result<(), Work> {
+        let guard = self.tx.lock().expect("queue lock");
+        let Some(tx) = guard.as_ref() else {
+            return Err(work);
+        };
+        self.depth.fetch_add(1, Ordering::SeqCst);
+        match tx.try_send(work) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(w)) | Err(TrySendError::Disconnected(w)) => {
+                self.depth.fetch_sub(1, Ordering::SeqCst);
+                Err(w)
+            }
+        }
+    }
+
     /// Queues a job without waiting.
     ///
     /// # Errors
@@ -162,28 +284,64 @@ impl ModelWorker {
     /// still answer with its fallback (hence the large `Err`, moved not copied).
     #[allow(clippy::result_large_err)]
     pub fn try_submit(&self, job: Job) -> Result<(), Job> {
-        let guard = self.tx.lock().expect("queue lock");
-        let Some(tx) = guard.as_ref() else {
-            return Err(job);
+        self.try_send(Work::Summary(job)).map_err(|w| match w {
+            Work::Summary(j) => j,
+            Work::Narrate(_) => unreachable!("a summary job comes back as one"),
+        })
+    }
+
+    /// Runs a bare narration on this worker's model (queued like a job, so a full queue refuses
+    /// it at once) and waits for it until its deadline plus
+    /// [`super::server::DEADLINE_SLACK_MS`].
+    ///
+    /// # Errors
+    /// The queue is full or closed, the deadline passed while it waited, no answer came in
+    /// time, or the model failed.
+    pub fn narrate(&self, req: &NarrateRequest) -> anyhow::Result<Narration> {
+        let (reply, rx) = std::sync::mpsc::sync_channel(1);
+        let job = NarrateJob {
+            req: req.clone(),
+            reply,
         };
-        self.depth.fetch_add(1, Ordering::SeqCst);
-        match tx.try_send(job) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(j)) | Err(TrySendError::Disconnected(j)) => {
-                self.depth.fetch_sub(1, Ordering::SeqCst);
-                Err(j)
+        if self.try_send(Work::Narrate(job)).is_err() {
+            anyhow::bail!(
+                "the {} queue is full ({} jobs)",
+                self.model_name(),
+                self.capacity
+            );
+        }
+        let wait = req
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+            .unwrap_or(Duration::from_millis(crate::remote::openai::NO_DEADLINE_MS))
+            + Duration::from_millis(super::server::DEADLINE_SLACK_MS);
+        match rx.recv_timeout(wait) {
+            Ok(r) => r,
+            Err(_) => {
+                req.cancel.store(true, Ordering::SeqCst);
+                anyhow::bail!("{} gave no answer in time", self.model_name())
             }
         }
     }
 
-    /// Jobs waiting in the queue (not counting the one running).
+    /// Jobs waiting in the queue (not counting the ones running).
     pub fn depth(&self) -> usize {
         self.depth.load(Ordering::SeqCst)
     }
 
-    /// True while a job runs on the model.
+    /// True while a job runs.
     pub fn busy(&self) -> bool {
-        self.busy.load(Ordering::SeqCst)
+        self.in_flight() > 0
+    }
+
+    /// Jobs running now (at most [`Self::parallel`]).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Threads, i.e. jobs that run at once (1 for the local model).
+    pub fn parallel(&self) -> usize {
+        self.parallel
     }
 
     /// The queue's capacity (jobs).
@@ -191,9 +349,37 @@ impl ModelWorker {
         self.capacity
     }
 
-    /// The model's name.
-    pub fn model_name(&self) -> &str {
-        &self.model_name
+    /// The model's name (a remote backend's `openai:<model>`).
+    pub fn model_name(&self) -> String {
+        match &self.name_fn {
+            Some(f) => f(),
+            None => self.model_name.clone(),
+        }
+    }
+
+    /// `status`'s `backend` object: `{"kind":"local","model"}` or the remote backend's.
+    pub fn backend(&self) -> Value {
+        self.backend.clone()
+    }
+
+    /// Extra `status` fields of the backend (empty object for the local model), with the
+    /// fallback's queue when there is one (`fallback`).
+    pub fn report(&self) -> Value {
+        let mut v = self
+            .report
+            .as_ref()
+            .map_or_else(|| serde_json::json!({}), |f| f());
+        if let (Some(c), Value::Object(m)) = (&self.companion, &mut v) {
+            m.insert(
+                "fallback".into(),
+                serde_json::json!({
+                    "kind": "local",
+                    "model": c.model_name(),
+                    "queue": {"depth": c.depth(), "capacity": c.capacity(), "busy": c.busy()},
+                }),
+            );
+        }
+        v
     }
 
     /// The engine description, with speeds refreshed after each job.
@@ -205,29 +391,41 @@ impl ModelWorker {
     /// waits for the model thread to end. Idempotent.
     pub fn shutdown(&self) {
         self.tx.lock().expect("queue lock").take();
-        let t = self.thread.lock().expect("thread lock").take();
-        if let Some(t) = t {
+        let threads = std::mem::take(&mut *self.threads.lock().expect("threads lock"));
+        for t in threads {
             let _ = t.join();
+        }
+        if let Some(c) = &self.companion {
+            c.shutdown();
         }
     }
 }
 
 fn worker_loop(
-    rx: std::sync::mpsc::Receiver<Job>,
+    rx: &Mutex<Receiver<Work>>,
     narrator: &mut dyn Narrator,
     counter: &dyn TokenCounter,
     depth: &AtomicUsize,
-    busy: &AtomicBool,
+    in_flight: &AtomicUsize,
     describe: &Mutex<Value>,
 ) {
-    while let Ok(Job {
-        job,
-        cancel,
-        reply,
-        enqueued,
-    }) = rx.recv()
-    {
+    loop {
+        // The lock is held only while waiting; the job runs without it.
+        let work = rx.lock().expect("queue lock").recv();
+        let Ok(work) = work else { break };
         depth.fetch_sub(1, Ordering::SeqCst);
+        let Job {
+            job,
+            cancel,
+            reply,
+            enqueued,
+        } = match work {
+            Work::Summary(j) => j,
+            Work::Narrate(n) => {
+                run_narrate(n, narrator, in_flight);
+                continue;
+            }
+        };
         if cancel.load(Ordering::SeqCst) || reply.is_closed() {
             tracing::debug!("skipping a job whose client went away");
             continue;
@@ -239,7 +437,7 @@ fn worker_loop(
                 &format!("deadline_passed: waited {queue_ms:.0} ms in the model queue"),
             ))
         } else {
-            busy.store(true, Ordering::SeqCst);
+            in_flight.fetch_add(1, Ordering::SeqCst);
             let mut wrapped = CancelNarrator {
                 inner: &mut *narrator,
                 cancel,
@@ -247,7 +445,7 @@ fn worker_loop(
             let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 job.run(counter, Some(&mut wrapped as &mut dyn Narrator))
             }));
-            busy.store(false, Ordering::SeqCst);
+            in_flight.fetch_sub(1, Ordering::SeqCst);
             let speeds = (narrator.prefill_tok_per_s(), narrator.decode_tok_per_s());
             if let Value::Object(m) = &mut *describe.lock().expect("describe lock") {
                 m.insert("prefill_tok_per_s".into(), speeds.0.into());
@@ -266,4 +464,23 @@ fn worker_loop(
             let _ = reply.send(resp);
         }
     }
+}
+
+/// Runs a bare narration (a remote backend's fallback) unless nobody waits for it any more or
+/// its deadline passed while it was queued.
+fn run_narrate(n: NarrateJob, narrator: &mut dyn Narrator, in_flight: &AtomicUsize) {
+    let NarrateJob { req, reply } = n;
+    let r = if req.cancel.load(Ordering::SeqCst) {
+        return;
+    } else if req.deadline.is_some_and(|d| Instant::now() >= d) {
+        Err(anyhow::anyhow!(
+            "the deadline passed in the local model's queue"
+        ))
+    } else {
+        in_flight.fetch_add(1, Ordering::SeqCst);
+        let r = std::panic::catch_unwind(AssertUnwindSafe(|| narrator.narrate(&req)));
+        in_flight.fetch_sub(1, Ordering::SeqCst);
+        r.unwrap_or_else(|_| Err(anyhow::anyhow!("the local model panicked")))
+    };
+    let _ = reply.try_send(r);
 }

@@ -378,8 +378,16 @@ impl SummaryJob {
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             return self.fallback(Some(counter), "deadline_passed: no time left for the model");
         }
-        let model_name = narrator.as_deref().map(|n| n.model_name());
-        let summary = self.summarize(counter, narrator, Some(self.model_deadline()));
+        let deadline = Some(self.model_deadline());
+        // The name is asked after the narration: a remote backend with a local fallback names
+        // whichever of the two wrote it.
+        let (summary, model_name) = match narrator {
+            Some(n) => {
+                let s = self.summarize(counter, Some(&mut *n), deadline);
+                (s, Some(n.model_name()))
+            }
+            None => (self.summarize(counter, None, deadline), None),
+        };
         if summary.text.trim().is_empty() {
             let reason = summary
                 .reason
