@@ -476,12 +476,16 @@ pub fn summarize_focused(
     };
     let items_budget = cap.saturating_sub(fixed + reserve);
     // Units of the input, every signal on each, and the facts mined from the whole.
+    let asks = reduce::intent::Asks::of(input.intent.unwrap_or(""));
+    let mut query = query;
+    reduce::intent::add_measures(&mut query, input.intent.unwrap_or(""));
     let units = reduce::units::build(input.text, kind);
-    let scores = reduce::signals::score(&units, &query);
+    let scores = reduce::signals::score(&units, &query, &asks);
     let mined = reduce::signals::facts(&units, &query);
     let mut cands = reduce::select::from_kind(red.items.clone(), &query);
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
-    let mut packed = reduce::select::select(cands, items_budget, counter, focus);
+    let policy = reduce::select::Policy { asked: focus, asks };
+    let mut packed = reduce::select::select(cands, items_budget, counter, &policy);
     packed.push(shown_fact(input.text, &packed));
     let (facts, evidence, errors) = render_sections(&packed);
     let reduce_ms = t0.elapsed().as_secs_f64() * 1000.0;

@@ -11,6 +11,7 @@
 pub mod describe;
 pub mod diff;
 pub mod html;
+pub mod intent;
 pub mod json;
 pub mod junit;
 pub mod rank;

@@ -208,6 +208,8 @@ pub fn stem(word: &str) -> String {
         ("es", ""),
         ("s", ""),
         ("y", "i"),
+        // "license"/"licenses", "update"/"updates", "value"/"values" meet at one stem.
+        ("e", ""),
     ] {
         if let Some(base) = word.strip_suffix(suffix) {
             if base.len() >= 3 && !(suffix == "s" && base.ends_with('s')) {
@@ -318,6 +320,8 @@ mod tests {
         assert_eq!(stem("failure"), "fail");
         assert_eq!(stem("matrices"), stem("matrix"));
         assert_eq!(stem("partitioned"), stem("partition"));
+        assert_eq!(stem("licenses"), stem("license"));
+        assert_eq!(stem("values"), stem("value"));
     }
 
     #[test]
@@ -336,7 +340,7 @@ mod tests {
 
     #[test]
     fn joined_words_match_their_parts() {
-        assert!(tokenize("<spotPrice>1.1</spotPrice>").contains(&"price".to_string()));
+        assert!(tokenize("<spotPrice>1.1</spotPrice>").contains(&stem("price")));
         assert!(tokenize("x_rate_limit").contains(&"limit".to_string()));
         let q = Query::new("how much rate limit is left?");
         assert!(q.has("ratelimit"));

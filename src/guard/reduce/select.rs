@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::intent::Asks;
 use super::rank::{tokenize, Query};
 use super::signal::{severity, Severity};
 use super::signals::{Fact, Scores};
@@ -160,15 +161,43 @@ impl Seen {
     }
 }
 
+/// How the budget is shared for one summary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Policy {
+    /// A saved output asked a new question (`toolsum ask`): [`Channel::share_asked`].
+    pub asked: bool,
+    /// What the intent asks for: it multiplies the shares of the channels that answer it.
+    pub asks: Asks,
+}
+
+impl Policy {
+    /// The factor on channel `c`'s share for what the intent asks.
+    fn factor(&self, c: Channel) -> f64 {
+        let a = &self.asks;
+        let lookup = !(a.ranked() || a.anomaly || a.count || a.why);
+        match c {
+            Channel::Extreme if a.ranked() => 3.0,
+            Channel::Rare if a.anomaly => 2.0,
+            Channel::Facts if a.count => 1.8,
+            Channel::Errors if a.why => 1.6,
+            Channel::Kind if a.why => 1.2,
+            Channel::Relevance if lookup => 1.5,
+            Channel::Position if lookup => 1.3,
+            _ => 1.0,
+        }
+    }
+}
+
 /// Picks items from `cands` within `budget` tokens (see the module doc). The shares are
 /// [`Channel::share`], [`Channel::share_with_model`] when the model chose units, or
-/// [`Channel::share_asked`] when `asked` (a saved output asked a new question).
+/// [`Channel::share_asked`] when a saved output is asked, times [`Policy`]'s factors.
 pub fn select(
     cands: Vec<Cand>,
     budget: usize,
     counter: &dyn TokenCounter,
-    asked: bool,
+    policy: &Policy,
 ) -> Vec<Item> {
+    let asked = policy.asked;
     let model = cands.iter().any(|c| c.channel == Channel::Model);
     let mut out: Vec<Item> = Vec::new();
     let mut seen = Seen::default();
@@ -278,7 +307,10 @@ pub fn select(
             let q = &queues[&c];
             let top: Vec<f64> = q.iter().rev().take(3).map(|x| x.rel).collect();
             let mean = top.iter().sum::<f64>() / top.len().max(1) as f64;
-            (c, share(c) * (0.6 + 1.4 * mean.clamp(0.0, 1.0)))
+            (
+                c,
+                share(c) * policy.factor(c) * (0.6 + 1.4 * mean.clamp(0.0, 1.0)),
+            )
         })
         .collect();
     let share = |c: Channel| weight.get(&c).copied().unwrap_or(0.0);
@@ -433,7 +465,7 @@ const IDENTITY_KEYS: &[&str] = &[
 /// and the ones naming the record, within [`FOCUS_BYTES`].
 fn focus_text(unit: &Unit, hot: Option<&Vec<usize>>, q: &Query) -> String {
     if unit.pairs.is_empty() || unit.text.len() <= FOCUS_BYTES {
-        return unit.text.clone();
+        return unit.display(q);
     }
     let mut scored: Vec<(f64, usize)> = unit
         .pairs
@@ -542,7 +574,7 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
                 section: Section::KeyFacts,
                 order: 5000 + unit.line,
                 line: Some(unit.line),
-                text: unit.text.clone(),
+                text: unit.display(q),
                 prio: x,
             },
             channel: Channel::Facts,
@@ -632,7 +664,7 @@ mod tests {
             Some(7),
         ));
         c.push(cand(Channel::Extreme, 901, "largest: 99999", 1.0, Some(8)));
-        let out = select(c, 300, &Bytes, false);
+        let out = select(c, 300, &Bytes, &Policy::default());
         assert!(out.iter().any(|i| i.line == Some(900)));
         assert!(out.iter().any(|i| i.line == Some(901)));
         assert!(out.iter().filter(|i| i.line.unwrap() <= 200).count() > 10);
@@ -659,7 +691,7 @@ mod tests {
                 Some(2),
             ));
         }
-        let out = select(c, 400, &Bytes, false);
+        let out = select(c, 400, &Bytes, &Policy::default());
         // Only one channel: it may use the whole budget, but at most 3 units per template.
         assert_eq!(out.iter().filter(|i| i.line.unwrap() < 100).count(), 3);
         assert_eq!(out.iter().filter(|i| i.line.unwrap() >= 100).count(), 3);
@@ -680,7 +712,7 @@ mod tests {
             cand(Channel::Errors, 5, "ERROR x", 1.0, None),
             cand(Channel::Kind, 5, "ERROR x", 1.0, None),
         ];
-        let out = select(c, 20, &Bytes, false);
+        let out = select(c, 20, &Bytes, &Policy::default());
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].text, "kind: log");
     }

@@ -15,6 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::intent::Asks;
 use super::rank::{bm25, tokenize, Query};
 use super::signal::{self, Severity};
 use super::units::{Unit, UnitKind, Units};
@@ -46,6 +47,40 @@ const RARE_SHARE: f64 = 0.01;
 const RARE_VALUE_SHARE: f64 = 0.15;
 /// Most distinct values for a field to count as categorical.
 const MAX_CATEGORIES: usize = 16;
+/// Weight of a rare value in a field the intent does not name (1.0 when it does).
+const UNNAMED_FIELD_WEIGHT: f64 = 0.5;
+/// Weight of a rare value in a field that holds a state or verdict: where an anomaly is,
+/// whatever words the intent uses ("active" for `state: firing`).
+const STATUS_FIELD_WEIGHT: f64 = 0.9;
+/// Names of fields that hold a state or verdict.
+const STATUS_FIELDS: &[&str] = &[
+    "status",
+    "state",
+    "level",
+    "severity",
+    "result",
+    "outcome",
+    "conclusion",
+    "phase",
+    "health",
+    "verdict",
+    "action",
+    "type",
+    "kind",
+    "priority",
+    "risk",
+    "confidence",
+    "decision",
+    "mode",
+    "health_status",
+    "exit_code",
+    "exitcode",
+    "returncode",
+    "code",
+    "enabled",
+    "success",
+    "ok",
+];
 /// Most distinct integer values of a categorical field (HTTP statuses, exit codes, levels).
 const MAX_NUMERIC_CATEGORIES: usize = 8;
 /// Fewest units with a field for its statistics to mean anything.
@@ -56,6 +91,8 @@ const HEAD_UNITS: usize = 6;
 const TAIL_UNITS: usize = 6;
 /// Extremes kept per numeric field.
 const TOP_EXTREMES: usize = 3;
+/// Extremes kept per numeric field when the intent asks for a ranking ("the top five").
+const TOP_RANKED: usize = 5;
 
 /// Field names that are identifiers, positions or times: their extremes say nothing.
 fn ordinal_name(name: &str) -> bool {
@@ -151,16 +188,6 @@ pub fn number(v: &str) -> Option<f64> {
         _ => return None,
     };
     Some(n * mult)
-}
-
-/// Words in an intent asking for the smallest values rather than the largest.
-fn wants_min(q: &Query) -> bool {
-    [
-        "smallest", "least", "lowest", "fastest", "minimum", "min", "fewest", "cheapest",
-        "shortest",
-    ]
-    .iter()
-    .any(|w| q.has(&super::rank::stem(w)))
 }
 
 /// Words of field names that measure something worth ranking by size (durations, sizes,
@@ -313,7 +340,7 @@ fn normalise(v: &mut [f64]) {
 }
 
 /// Computes every signal for every unit of `u` against `q`.
-pub fn score(u: &Units, q: &Query) -> Scores {
+pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     let n = u.units.len();
     let mut s = Scores {
         rel: vec![0.0; n],
@@ -343,16 +370,39 @@ pub fn score(u: &Units, q: &Query) -> Scores {
     let repetitive = repeated as f64 / n as f64;
     let max_count = u.templates.iter().map(|t| t.count).max().unwrap_or(1);
     let dists = field_dists(u);
+    // A rare value matters most in a field the intent names; every record has some rare
+    // value in some field.
+    let field_weight: Vec<f64> = u
+        .fields
+        .iter()
+        .map(|f| {
+            let own = f.name.rsplit(['.', '/']).next().unwrap_or(&f.name);
+            let own = own.trim_start_matches('@').trim_end_matches("[]");
+            if tokenize(own).iter().any(|t| q.has(t)) {
+                1.0
+            } else if STATUS_FIELDS.contains(&own.to_ascii_lowercase().as_str()) {
+                STATUS_FIELD_WEIGHT
+            } else {
+                UNNAMED_FIELD_WEIGHT
+            }
+        })
+        .collect();
     for (i, unit) in u.units.iter().enumerate() {
         let t = &u.templates[unit.template];
         let mut r = 0.0;
-        if max_count >= 5 && n >= 20 && (t.count as f64) <= (RARE_SHARE * n as f64).max(2.0) {
+        // Records of one array differ in their optional keys, not in kind: only lines have a
+        // rare template.
+        if !u.structured
+            && max_count >= 5
+            && n >= 20
+            && (t.count as f64) <= (RARE_SHARE * n as f64).max(2.0)
+        {
             r = (1.0 - (t.count as f64).ln() / (max_count as f64).ln()).clamp(0.0, 1.0)
                 * repetitive.min(1.0);
         }
         for (f, v) in &unit.fields {
-            let fr = dists[*f].rarity(v);
-            if fr > 0.0 {
+            let fr = dists[*f].rarity(v) * field_weight[*f];
+            if fr >= 0.4 {
                 s.hot.entry(i).or_default().push(*f);
             }
             r = f64::max(r, fr);
@@ -397,7 +447,12 @@ pub fn score(u: &Units, q: &Query) -> Scores {
     }
 
     // Extremes of numeric fields and template slots.
-    let lo = wants_min(q);
+    let lo = asks.least && !asks.most;
+    let top_n = if asks.ranked() {
+        TOP_RANKED
+    } else {
+        TOP_EXTREMES
+    };
     let mut by_field: HashMap<usize, Vec<(f64, usize)>> = HashMap::new();
     for (i, unit) in u.units.iter().enumerate() {
         for (f, v) in &unit.fields {
@@ -409,7 +464,7 @@ pub fn score(u: &Units, q: &Query) -> Scores {
     let mut ranked: Vec<(f64, String, Vec<(f64, usize)>, Option<usize>)> = Vec::new();
     for (f, vals) in by_field {
         let name = &u.fields[f].name;
-        if let Some(r) = extreme_field(name, vals, &dists[f], q) {
+        if let Some(r) = extreme_field(name, vals, &dists[f], q, lo, top_n, asks.ranked()) {
             ranked.push((r.0, name.clone(), r.1, Some(f)));
         }
     }
@@ -455,7 +510,7 @@ pub fn score(u: &Units, q: &Query) -> Scores {
                 n: vals.len(),
                 open: true,
             };
-            if let Some(r) = extreme_field(label, vals, &d, q) {
+            if let Some(r) = extreme_field(label, vals, &d, q, lo, top_n, asks.ranked()) {
                 ranked.push((
                     r.0 * 0.9,
                     format!("{label} (in lines like L{})", t.first),
@@ -471,11 +526,16 @@ pub fn score(u: &Units, q: &Query) -> Scores {
             if let Some(f) = field {
                 s.hot.entry(i).or_default().push(f);
             }
-            let v = w * [1.0, 0.85, 0.7][k.min(2)];
+            let v = w * (1.0 - 0.12 * k as f64).max(0.5);
             if v > s.ext[i] {
                 s.ext[i] = v;
                 let side = if lo { "smallest" } else { "largest" };
-                let rank = ["", "2nd ", "3rd "][k.min(2)];
+                let rank = match k {
+                    0 => String::new(),
+                    1 => "2nd ".into(),
+                    2 => "3rd ".into(),
+                    k => format!("{}th ", k + 1),
+                };
                 s.ext_why.insert(i, format!("{rank}{side} {name}"));
             }
         }
@@ -546,6 +606,9 @@ fn extreme_field(
     mut vals: Vec<(f64, usize)>,
     dist: &Dist,
     q: &Query,
+    lo: bool,
+    top_n: usize,
+    ranked: bool,
 ) -> Option<(f64, Vec<(f64, usize)>)> {
     if vals.len() < MIN_FIELD_UNITS || ordinal_name(name) {
         return None;
@@ -572,13 +635,16 @@ fn extreme_field(
     let name_terms = tokenize(name);
     if name_terms.iter().any(|t| q.has(t)) {
         w = 1.0;
+    } else if ranked {
+        // The intent asks for a ranking: any measure may be it.
+        w = f64::max(w, 0.7);
     }
-    if wants_min(q) {
+    if lo {
         vals.sort_by(|a, b| a.0.total_cmp(&b.0));
     } else {
         vals.sort_by(|a, b| b.0.total_cmp(&a.0));
     }
-    vals.truncate(TOP_EXTREMES);
+    vals.truncate(top_n);
     Some((w, vals))
 }
 
@@ -745,6 +811,10 @@ fn dist_text(d: &Dist) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn score_q(u: &Units, q: &Query) -> Scores {
+        score(u, q, &Asks::default())
+    }
     use crate::guard::reduce::units::build;
     use crate::guard::reduce::Kind;
 
@@ -772,7 +842,7 @@ mod tests {
             "Jan  1 11:00:00 sshd[999]: Accepted password for deploy from 10.0.0.7 port 22\n",
         );
         let u = build(&text, Kind::Log);
-        let s = score(&u, &Query::new("did any login succeed?"));
+        let s = score_q(&u, &Query::new("did any login succeed?"));
         let last = u.units.len() - 1;
         assert!(s.rare[last] > 0.8, "{}", s.rare[last]);
         assert!(s.rare[..last].iter().all(|&r| r < 0.2));
@@ -787,7 +857,7 @@ mod tests {
         }
         let text = serde_json::to_string_pretty(&serde_json::json!({"alerts": recs})).unwrap();
         let u = build(&text, Kind::Json);
-        let s = score(&u, &Query::new("which alerts are active?"));
+        let s = score_q(&u, &Query::new("which alerts are active?"));
         let i = u
             .units
             .iter()
@@ -814,7 +884,7 @@ mod tests {
             ));
         }
         let u = build(&text, Kind::Table);
-        let s = score(&u, &Query::new("which processes use the most memory?"));
+        let s = score_q(&u, &Query::new("which processes use the most memory?"));
         let best = (0..u.units.len())
             .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
             .unwrap();
@@ -835,7 +905,7 @@ mod tests {
             ));
         }
         let u = build(&log, Kind::Log);
-        let s = score(&u, &Query::new("what were the longest GC pauses?"));
+        let s = score_q(&u, &Query::new("what were the longest GC pauses?"));
         let best = (0..u.units.len())
             .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
             .unwrap();
@@ -853,7 +923,7 @@ mod tests {
             text.push_str(&format!("{},{},{}\n", 1000 - i, 1_700_000_000 + i, 5));
         }
         let u = build(&text, Kind::Csv);
-        let s = score(&u, &Query::new("x"));
+        let s = score_q(&u, &Query::new("x"));
         assert!(s.ext.iter().all(|&e| e == 0.0));
     }
 

@@ -15,7 +15,14 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::signal::{self, Severity};
-use super::{clip_str, show_line, show_line_max, Kind};
+use super::{clip_str, show_line_max, Kind};
+
+/// A line as a unit keeps it: normalised as [`super::show_line`] does (trailing space, runs of
+/// spaces, CI runner timestamps) but cut only past [`LONG_LINE_BYTES`] (longer lines are
+/// parts); the summary shows a window of it ([`Unit::display`]).
+pub fn keep_line(line: &str) -> String {
+    show_line_max(line, LONG_LINE_BYTES)
+}
 
 /// Lines longer than this (bytes) are cut into parts of about [`PART_BYTES`]: a 5 MB line is
 /// thousands of units, not one (issue 17, mechanism 11).
@@ -24,7 +31,7 @@ pub const LONG_LINE_BYTES: usize = 1_200;
 /// its last third.
 pub const PART_BYTES: usize = 300;
 /// Bytes of a unit's text used for scoring (longer ones are scored on their start).
-const SCORE_BYTES: usize = 600;
+const SCORE_BYTES: usize = 1_200;
 /// Most units built from one input: beyond it lines are sampled evenly (keeps a 16 MiB input
 /// within a few hundred ms; every line still counts in the template statistics).
 pub const MAX_UNITS: usize = 200_000;
@@ -107,6 +114,83 @@ impl Unit {
         }
         if prev != Some(self.pairs.len() - 1) {
             out.push_str(" …");
+        }
+        out
+    }
+
+    /// The unit as the summary shows it: whole up to [`super::MAX_LINE_BYTES`]; a longer one as
+    /// the window of that size holding most of the intent's words (errors, when none), marked
+    /// [`super::CUT_MARK`] where it was cut. Cuts fall between words, and only at the window's
+    /// ends, so no quoted string of the window is joined to another.
+    pub fn display(&self, q: &super::rank::Query) -> String {
+        let max = super::MAX_LINE_BYTES;
+        let t = &self.text;
+        if t.len() <= max {
+            return t.clone();
+        }
+        // Byte offsets of words that match the intent (or say error).
+        let mut hits: Vec<usize> = Vec::new();
+        let mut start = None;
+        for (i, c) in t.char_indices().chain(std::iter::once((t.len(), ' '))) {
+            let word = c.is_alphanumeric() || c == '_' || c == '-';
+            match (word, start) {
+                (true, None) => start = Some(i),
+                (false, Some(s0)) => {
+                    let w = &t[s0..i];
+                    let toks = super::rank::tokenize(w);
+                    if toks.iter().any(|x| q.has(x)) || signal::severity(w) == Severity::Error {
+                        hits.push(s0);
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        let span = max * 9 / 10;
+        let mut best = (0usize, 0usize);
+        for (k, &h) in hits.iter().enumerate() {
+            let n = hits[k..].iter().take_while(|&&x| x < h + span).count();
+            if n > best.1 {
+                best = (h, n);
+            }
+        }
+        if best.1 == 0 {
+            return super::show_line(t);
+        }
+        // Centre the window on its hits, a little context before the first.
+        let mut a = best.0.saturating_sub(span / 6);
+        let mut z = (a + span).min(t.len());
+        a = z.saturating_sub(span).min(a);
+        while !t.is_char_boundary(a) {
+            a -= 1;
+        }
+        while !t.is_char_boundary(z) {
+            z += 1;
+        }
+        // Between words.
+        if a > 0 {
+            if let Some(p) = t[a..].find(' ') {
+                if p < 40 {
+                    a += p + 1;
+                }
+            }
+        }
+        if z < t.len() {
+            if let Some(p) = t[a..z].rfind(' ') {
+                if z - (a + p) < 40 {
+                    z = a + p;
+                }
+            }
+        }
+        let mut out = String::new();
+        if a > 0 {
+            out.push_str(super::CUT_MARK);
+            out.push(' ');
+        }
+        out.push_str(t[a..z].trim());
+        if z < t.len() {
+            out.push(' ');
+            out.push_str(super::CUT_MARK);
         }
         out
     }
@@ -340,13 +424,13 @@ impl Builder {
         if l.len() > LONG_LINE_BYTES {
             for p in parts(l) {
                 if !p.trim().is_empty() {
-                    self.push(ln, show_line(p.trim()), UnitKind::Part, String::new());
+                    self.push(ln, keep_line(p.trim()), UnitKind::Part, String::new());
                 }
             }
             return;
         }
         let fields = line_fields(l);
-        let u = self.push(ln, show_line(l), UnitKind::Line, String::new());
+        let u = self.push(ln, keep_line(l), UnitKind::Line, String::new());
         let ids: Vec<(usize, String)> = fields
             .into_iter()
             .map(|(k, v)| (self.field(&k), v))
@@ -843,7 +927,7 @@ impl JsonWalk<'_> {
                         _ if scalar(x).is_some() => {
                             let sep = if self.pretty { "\": " } else { "\":" };
                             let shown =
-                                show_line(&format!("\"{k}{sep}{}", scalar(x).unwrap_or_default()));
+                                keep_line(&format!("\"{k}{sep}{}", scalar(x).unwrap_or_default()));
                             let u = b.push(line, shown, UnitKind::Leaf, p.clone());
                             let f = b.field(&p);
                             b.units[u].fields.push((f, plain(x)));
@@ -855,7 +939,10 @@ impl JsonWalk<'_> {
             Value::Array(a) => {
                 let objects = a.iter().filter(|x| x.is_object()).count();
                 let p = format!("{path}[]");
-                if objects >= MIN_RECORDS && objects * 10 >= a.len() * 8 {
+                // Inside a record, an array of objects is records however short (each
+                // record's copy of it is one of many).
+                let min = if self.in_record { 1 } else { MIN_RECORDS };
+                if objects >= min && objects * 10 >= a.len() * 8 {
                     for x in a {
                         self.record(b, x, &p, depth);
                     }
@@ -868,7 +955,7 @@ impl JsonWalk<'_> {
                             }
                             _ if scalar(x).is_some() => {
                                 let line = self.here();
-                                let shown = show_line(&scalar(x).unwrap_or_default());
+                                let shown = keep_line(&scalar(x).unwrap_or_default());
                                 let u = b.push(line, shown, UnitKind::Leaf, p.clone());
                                 let f = b.field(&p);
                                 b.units[u].fields.push((f, plain(x)));
@@ -975,7 +1062,7 @@ impl JsonWalk<'_> {
                     for p in parts(l) {
                         b.push(
                             line,
-                            show_line(&escape(p.trim())),
+                            keep_line(&escape(p.trim())),
                             UnitKind::Part,
                             path.to_string(),
                         );
@@ -983,7 +1070,7 @@ impl JsonWalk<'_> {
                 } else {
                     b.push(
                         line,
-                        show_line(&escape(l)),
+                        keep_line(&escape(l)),
                         UnitKind::Line,
                         path.to_string(),
                     );
@@ -1000,10 +1087,10 @@ impl JsonWalk<'_> {
         let whole = format!("\"{key}{sep}{}", Value::String(s.to_string()));
         if whole.len() > LONG_LINE_BYTES {
             for p in parts(s) {
-                b.push(line, show_line(p.trim()), UnitKind::Part, path.to_string());
+                b.push(line, keep_line(p.trim()), UnitKind::Part, path.to_string());
             }
         } else {
-            let u = b.push(line, show_line(&whole), UnitKind::Leaf, path.to_string());
+            let u = b.push(line, keep_line(&whole), UnitKind::Leaf, path.to_string());
             let f = b.field(path);
             b.units[u].fields.push((f, s.to_string()));
         }
@@ -1050,7 +1137,7 @@ fn ndjson(b: &mut Builder, text: &str) -> bool {
                 flat_leaves(&v, "", 0, 48, &mut leaves);
                 // A line short enough is shown as it is; a long one as its leaves.
                 let shown = if l.len() <= RECORD_SHOW_BYTES {
-                    show_line(l)
+                    keep_line(l)
                 } else {
                     render_record(&leaves, pretty)
                 };
@@ -1079,7 +1166,7 @@ fn ndjson(b: &mut Builder, text: &str) -> bool {
                 }
             }
             _ => {
-                b.push(i + 1, show_line(l), UnitKind::Line, String::new());
+                b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
             }
         }
     }
@@ -1155,11 +1242,11 @@ fn csv(b: &mut Builder, text: &str) -> bool {
         match &header {
             None => {
                 header = Some(cells.iter().map(|c| b.field(c)).collect());
-                b.push(i + 1, show_line(l), UnitKind::Line, String::new());
+                b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
             }
             Some(h) => {
                 let h = h.clone();
-                let u = b.push(i + 1, show_line(l), UnitKind::Record, String::new());
+                let u = b.push(i + 1, keep_line(l), UnitKind::Record, String::new());
                 b.units[u].fields = h.into_iter().zip(cells).collect();
             }
         }
@@ -1187,11 +1274,11 @@ fn table(b: &mut Builder, text: &str) -> bool {
             continue;
         }
         if i <= hdr {
-            b.push(i + 1, show_line(l), UnitKind::Line, String::new());
+            b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
             continue;
         }
         let cells = super::table::split_row(l, &cols, aligned);
-        let u = b.push(i + 1, show_line(l), UnitKind::Record, String::new());
+        let u = b.push(i + 1, keep_line(l), UnitKind::Record, String::new());
         b.units[u].fields = ids.iter().copied().zip(cells).collect();
     }
     true

@@ -9,8 +9,7 @@ use std::collections::HashMap;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
-use super::show_line;
-use super::units::{Builder, UnitKind};
+use super::units::{keep_line, Builder, UnitKind};
 
 /// Fewest elements at one path for them to be records.
 const MIN_RECORDS: usize = 3;
@@ -192,7 +191,7 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
             fields.push((format!("@{k}"), v.clone()));
         }
         for l in &c.leaves {
-            pairs.push(show_line(text[l.span.0..l.span.1].trim()));
+            pairs.push(keep_line(text[l.span.0..l.span.1].trim()));
             fields.push((l.name.clone(), l.value.clone()));
             for (k, v) in &l.attrs {
                 fields.push((format!("{}@{k}", l.name), v.clone()));
@@ -200,13 +199,13 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
         }
         let one_line = !src.contains('\n');
         let shown = if one_line || c.leaves.is_empty() {
-            show_line(src.trim())
+            keep_line(src.trim())
         } else {
             // The element's tag line, then its leaves as the file writes them.
             let head = src.lines().next().unwrap_or("").trim();
             format!("{head} {}", pairs[c.attrs.len()..].join(" "))
         };
-        let u = b.push(line, show_line(&shown), UnitKind::Record, c.path.clone());
+        let u = b.push(line, keep_line(&shown), UnitKind::Record, c.path.clone());
         let ids: Vec<(usize, String)> = fields
             .iter()
             .map(|(k, v)| (b.field(k), v.clone()))
@@ -218,7 +217,7 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
             par.push(format!("{k}=\"{v}\""));
         }
         for l in &c.leaves {
-            let p = show_line(text[l.span.0..l.span.1].trim());
+            let p = keep_line(text[l.span.0..l.span.1].trim());
             par.push(p.clone());
             for _ in &l.attrs {
                 par.push(p.clone());

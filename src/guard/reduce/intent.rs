@@ -1,0 +1,260 @@
+//! What kind of answer the intent asks for, read from its question words: the largest or
+//! smallest of something, whether anything unusual happened, how many, why something failed,
+//! or a plain lookup. The kinds weight the selector's channels ([`super::select`]) and widen
+//! the extremes kept, so that a question about the slowest requests spends its budget on the
+//! slowest requests. Plain English question words, no rule for any tool or file.
+
+use super::rank::{stem, tokenize, Query};
+
+/// The kinds of answer an intent asks for (several may hold).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Asks {
+    /// The largest / most / slowest of something ("which endpoints are slowest?").
+    pub most: bool,
+    /// The smallest / least / fastest of something.
+    pub least: bool,
+    /// Whether anything unusual, other or failing is there ("did any login succeed?",
+    /// "licenses other than MIT?").
+    pub anomaly: bool,
+    /// A count, total or summary ("how many tests failed?", "how big is the heap overall?").
+    pub count: bool,
+    /// Why something failed or what went wrong.
+    pub why: bool,
+}
+
+/// Words that ask for the top of a ranking.
+const MOST: &[&str] = &[
+    "most",
+    "largest",
+    "biggest",
+    "highest",
+    "top",
+    "slowest",
+    "longest",
+    "heaviest",
+    "hottest",
+    "maximum",
+    "max",
+    "greatest",
+    "worst",
+    "peak",
+    "expensive",
+    "costliest",
+    "busiest",
+    "oldest",
+    "newest",
+    "latest",
+    "popular",
+    "frequent",
+    "dominant",
+    "dominate",
+    "hungriest",
+    "big",
+    "large",
+    "slow",
+    "hot",
+];
+/// Words that ask for the bottom of a ranking.
+const LEAST: &[&str] = &[
+    "least", "smallest", "lowest", "fastest", "shortest", "minimum", "min", "fewest", "cheapest",
+];
+/// Words that ask whether something out of the ordinary is there.
+const ANOMALY: &[&str] = &[
+    "any",
+    "other",
+    "unusual",
+    "except",
+    "besides",
+    "rare",
+    "only",
+    "differ",
+    "different",
+    "unexpected",
+    "anomal",
+    "outlier",
+    "odd",
+    "non",
+    "not",
+    "succeed",
+    "success",
+    "firing",
+    "active",
+    "vulnerab",
+    "critical",
+    "high",
+    "insecure",
+    "deprecated",
+    "changed",
+    "new",
+    "missing",
+    "unhealthy",
+    "down",
+    "stale",
+    "leak",
+];
+/// Words that ask for a number or a summary.
+const COUNT: &[&str] = &[
+    "how many",
+    "how much",
+    "number of",
+    "count",
+    "total",
+    "overall",
+    "summary",
+    "summarize",
+    "statistic",
+    "percentage",
+    "ratio",
+    "size",
+    "in all",
+];
+/// Words that ask what went wrong.
+const WHY: &[&str] = &[
+    "why",
+    "fail",
+    "error",
+    "crash",
+    "wrong",
+    "broken",
+    "exception",
+    "problem",
+    "cause",
+    "issue",
+    "reject",
+    "denied",
+    "refus",
+    "panic",
+    "abort",
+    "timeout",
+];
+
+impl Asks {
+    /// Reads `intent`.
+    pub fn of(intent: &str) -> Self {
+        let lower = intent.to_lowercase();
+        let words: Vec<String> = tokenize(&lower);
+        let has = |list: &[&str]| {
+            list.iter().any(|w| {
+                if w.contains(' ') {
+                    lower.contains(w)
+                } else {
+                    let s = stem(w);
+                    words
+                        .iter()
+                        .any(|t| *t == s || t.starts_with(&s) && s.len() >= 5)
+                }
+            })
+        };
+        Asks {
+            most: has(MOST),
+            least: has(LEAST),
+            anomaly: has(ANOMALY),
+            count: has(COUNT),
+            why: has(WHY),
+        }
+    }
+
+    /// Whether the intent asks for any extreme.
+    pub fn ranked(&self) -> bool {
+        self.most || self.least
+    }
+}
+
+/// English words of a ranking mapped to the names fields that measure it carry: "slowest"
+/// is a time, "largest" a size, "expensive" a cost. Added to the query at a low weight so a
+/// field like `duration_ms` or `acquisition_cost` matches the question.
+const MEASURES: &[(&[&str], &[&str])] = &[
+    (
+        &[
+            "slow", "slowest", "fast", "fastest", "long", "longest", "latency", "took", "time",
+            "duration",
+        ],
+        &[
+            "time", "duration", "elapsed", "latency", "ms", "took", "pause", "wall", "cpu",
+        ],
+    ),
+    (
+        &[
+            "large", "largest", "big", "biggest", "small", "smallest", "size", "heavy", "heaviest",
+            "space", "disk",
+        ],
+        &[
+            "size", "bytes", "length", "len", "total", "kb", "mb", "kib", "mib", "rss", "used",
+        ],
+    ),
+    (
+        &["memory", "heap", "ram", "mem"],
+        &[
+            "mem", "memory", "rss", "vsz", "heap", "shallow", "retained", "size", "bytes",
+        ],
+    ),
+    (
+        &[
+            "expensive",
+            "cheap",
+            "cheapest",
+            "cost",
+            "costliest",
+            "price",
+            "spend",
+            "money",
+        ],
+        &["cost", "price", "amount", "value", "total", "usd", "spend"],
+    ),
+    (
+        &[
+            "hot", "hottest", "busy", "busiest", "popular", "frequent", "most", "many",
+        ],
+        &[
+            "count",
+            "samples",
+            "hits",
+            "calls",
+            "requests",
+            "total",
+            "self",
+            "frequency",
+        ],
+    ),
+];
+
+/// Adds the measure names of `intent`'s ranking words to `q` (weight 0.4).
+pub fn add_measures(q: &mut Query, intent: &str) {
+    let words = tokenize(intent);
+    for (asks, names) in MEASURES {
+        if asks.iter().any(|a| words.contains(&stem(a))) {
+            for n in names.iter() {
+                q.terms.entry(stem(n)).or_insert(0.4);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn question_words_name_the_answer() {
+        let a = Asks::of("Which Kansas counties received the most expensive equipment?");
+        assert!(a.most && !a.least);
+        let a = Asks::of("Did any SSH login succeed?");
+        assert!(a.anomaly && !a.most);
+        let a = Asks::of("How many tests failed, and why?");
+        assert!(a.count && a.why);
+        let a = Asks::of("What are the fastest endpoints?");
+        assert!(a.least);
+        let a = Asks::of("What does the orders table look like?");
+        assert_eq!(a, Asks::default());
+    }
+
+    #[test]
+    fn ranking_words_bring_measure_names() {
+        let mut q = Query::new("Which requests were slowest?");
+        add_measures(&mut q, "Which requests were slowest?");
+        assert!(q.has(&stem("duration")) && q.has("ms"));
+        let mut q = Query::new("most expensive equipment");
+        add_measures(&mut q, "most expensive equipment");
+        assert!(q.has(&stem("cost")));
+    }
+}
