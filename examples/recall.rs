@@ -62,6 +62,7 @@ fn main() -> anyhow::Result<()> {
     let session = tempfile::tempdir()?;
     let (mut kept, mut total, mut inv, mut n) = (0, 0, 0, 0);
     let mut out_tokens = Vec::new();
+    let mut inv_by_kind = std::collections::BTreeMap::new();
     for row in rows {
         if !row.is_labelled() {
             continue;
@@ -76,7 +77,9 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let bytes = manifest::read_checked(&dir, &row)?;
-        let raw = String::from_utf8_lossy(&bytes).into_owned();
+        let raw = toolsum::guard::decode::decode(&bytes)
+            .map(|d| d.into_text())
+            .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
         let t = Instant::now();
         let limits = Limits {
             model_ms: if narrate {
@@ -104,25 +107,34 @@ fn main() -> anyhow::Result<()> {
         let collapsed = score::collapse(&raw);
         row.resolve_tabs(&collapsed);
         let (k, missing) = score::recall(&r.text, &row.must_keep);
-        let sizes = [raw.len() as u64, raw.lines().count() as u64];
+        let sizes = [
+            raw.len() as u64,
+            raw.lines().count() as u64,
+            raw.split('\n').count() as u64,
+            raw.chars().count() as u64,
+        ];
         let invented = score::invented(&r.text, &collapsed, &sizes);
         let toks = counter.count(&r.text);
         kept += k;
         total += row.must_keep.len();
         inv += invented.len();
+        *inv_by_kind.entry(format!("{:?}", r.kind)).or_insert(0usize) += invented.len();
         n += 1;
         if r.kind != guard::ResultKind::Passthrough {
             out_tokens.push(toks);
         }
         if !holdout {
             println!(
-                "{:<28} {:<11} {}/{} {:>5} tok {:>6.0} ms missing={:?} invented={:?}",
+                "{:<28} {:<11} {}/{} {:>5} tok {:>6.0} ms reason={:?} missing={:?} invented={:?}",
                 row.file,
                 format!("{:?}", r.kind),
                 k,
                 row.must_keep.len(),
                 toks,
                 ms,
+                r.reason
+                    .as_deref()
+                    .map(|x| x.chars().take(60).collect::<String>()),
                 missing,
                 invented
             );
@@ -138,5 +150,6 @@ fn main() -> anyhow::Result<()> {
         kept as f64 / total.max(1) as f64,
         out_tokens.last().copied().unwrap_or(0)
     );
+    println!("invented by result kind: {inv_by_kind:?}");
     Ok(())
 }

@@ -20,18 +20,19 @@ fn guard(socket: &Path, session: &Path, input: &[u8], extra: &[&str]) -> GuardRe
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-/// The bytes of the file that the result's pointer line (`[…; raw bytes saved to PATH (N
-/// bytes)]`) names, opened as an agent would: an absolute path, or one relative to its cwd.
+/// The bytes of the file that the result's raw-bytes pointer line (`Full response saved to:
+/// PATH (N bytes as received; … above)`) names, opened as an agent would: an absolute path,
+/// or one relative to its cwd.
 #[track_caller]
 fn pointed(session: &Path, r: &GuardResponse) -> Vec<u8> {
     let line = r
         .text
         .lines()
-        .find(|l| l.starts_with('[') && l.contains("; raw bytes saved to "))
+        .find(|l| l.starts_with("Full response saved to: ") && l.contains(" bytes as received; "))
         .unwrap_or_else(|| panic!("no pointer line in {:?}", r.text));
     let path = line
-        .split_once("; raw bytes saved to ")
-        .and_then(|(_, rest)| rest.rsplit_once(" ("))
+        .strip_prefix("Full response saved to: ")
+        .and_then(|rest| rest.rsplit_once(" ("))
         .unwrap()
         .0;
     let p = Path::new(path);
@@ -99,7 +100,9 @@ fn legacy_encoded_output_through_the_daemon() {
     assert_eq!(r.encoding.as_deref(), Some("GBK"), "{r:?}");
     assert!(r.text.contains("数据库连接失败"), "{}", r.text);
     assert!(!r.text.contains('\u{FFFD}'), "{}", r.text);
-    assert!(r.text.contains("[decoded from GBK; raw bytes saved to "));
+    assert!(r
+        .text
+        .contains(" bytes as received; decoded from GBK above)"));
     assert_eq!(pointed(&session, &r), raw);
 
     // The 85-byte console banner passes through decoded, with its pointer.

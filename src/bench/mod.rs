@@ -376,7 +376,11 @@ pub fn run(opts: BenchOptions) -> anyhow::Result<BenchReport> {
         corpus_files[ci] += 1;
         let set = sets::set_name(&corpora[ci].name, &row);
         let bytes = manifest::read_checked(&corpora[ci].dir, &row)?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        // The input's text as toolsum reads it (a UTF-16 or GBK file decoded), so that a
+        // decoded passthrough is checked against what the output says, not its raw bytes.
+        let text = crate::guard::decode::decode(&bytes)
+            .map(|d| d.into_text())
+            .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
         let tokens = tokenizer.count(&text);
         let collapsed = score::collapse(&text);
         row.resolve_tabs(&collapsed);

@@ -77,21 +77,32 @@ pub fn facts(text: &str) -> Vec<String> {
         // Each kind of fact is blanked out of `rest` once taken, so a number inside a path or
         // a quoted string is not counted a second time.
         let mut rest = line.to_string();
-        for m in URL.find_iter(line) {
-            push(m.as_str());
-            rest = rest.replace(m.as_str(), " ");
+        // Blanks a byte range of `rest` with spaces (same length, so later ranges stay put).
+        fn blank(rest: &mut String, r: std::ops::Range<usize>) {
+            let spaces = " ".repeat(rest[r.clone()].len());
+            rest.replace_range(r, &spaces);
         }
-        let quoted: Vec<String> = [&*DOUBLE_QUOTED, &*BACKTICKED, &*SINGLE_QUOTED]
-            .iter()
-            .flat_map(|re| {
-                re.captures_iter(&rest)
-                    .map(|c| c[1].to_string())
-                    .collect::<Vec<_>>()
-            })
+        // Quoted strings first, as the line has them (a URL inside one is part of it), each
+        // blanked where it stands once taken.
+        for re in [&*DOUBLE_QUOTED, &*BACKTICKED, &*SINGLE_QUOTED] {
+            let caps: Vec<(std::ops::Range<usize>, String)> = re
+                .captures_iter(&rest)
+                .filter_map(|c| Some((c.get(0)?.range(), c.get(1)?.as_str().to_string())))
+                .collect();
+            for (r, q) in caps {
+                if !q.trim().is_empty() {
+                    push(&q);
+                }
+                blank(&mut rest, r);
+            }
+        }
+        let urls: Vec<(std::ops::Range<usize>, String)> = URL
+            .find_iter(&rest)
+            .map(|m| (m.range(), m.as_str().to_string()))
             .collect();
-        for q in &quoted {
-            push(q);
-            rest = rest.replace(q.as_str(), " ");
+        for (r, u) in urls {
+            push(&u);
+            blank(&mut rest, r);
         }
         let file_lines: Vec<String> = FILE_LINE
             .find_iter(&rest)

@@ -330,8 +330,10 @@ impl Engine {
     fn warm_up(&mut self, system: &str) -> anyhow::Result<()> {
         let req = NarrateRequest {
             system: system.to_string(),
-            user: "Say OK.".into(),
-            max_new_tokens: 8,
+            // A reply of a dozen tokens whatever the system prompt asks for, so decode speed
+            // is measured too.
+            user: "Count from one to twenty in words, separated by commas.".into(),
+            max_new_tokens: 16,
             deadline: None,
             cancel: Arc::new(Default::default()),
             constraint: None,
@@ -339,6 +341,9 @@ impl Engine {
         let n = self.generate(&req)?;
         if n.prefill_ms > 0.0 {
             self.prefill_tps = n.prompt_tokens as f64 / (n.prefill_ms / 1e3);
+        }
+        if self.decode_tps <= 0.0 && n.generated_tokens >= 2 && n.decode_ms > 0.0 {
+            self.decode_tps = n.generated_tokens as f64 / (n.decode_ms / 1e3);
         }
         Ok(())
     }

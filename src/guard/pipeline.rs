@@ -48,6 +48,9 @@ pub struct SummaryJob {
     intent: Option<String>,
     /// Tokens of the (uncleaned) text.
     input_tokens: usize,
+    /// Bytes of the output as received, the size the summary states (the saved full file can
+    /// differ: base64 files taken out and saved on their own).
+    input_bytes: usize,
     /// Files saved so far; the full result is the last one.
     saved: Vec<SavedFile>,
     /// Limits of the request.
@@ -247,6 +250,7 @@ pub fn prepare(
         args: req.args.as_ref().map(|v| v.to_string()),
         intent: req.intent,
         input_tokens: tokens,
+        input_bytes: req.content.len(),
         saved,
         limits,
         deadline: req.deadline,
@@ -332,7 +336,7 @@ pub const DIGEST_MAX_BYTES: usize = 16 << 20;
 impl SummaryJob {
     /// The pointer line to the saved file: [`footer`], or [`window_footer`] for a read-back;
     /// for a text that is not the saved bytes themselves, after the line pointing to its raw
-    /// bytes (`[decoded from GBK; raw bytes saved to …]`).
+    /// bytes (`Full response saved to: … (85 bytes as received; decoded from GBK above)`).
     fn pointer(&self) -> String {
         let p = if self.window {
             window_footer(self.full())
@@ -489,7 +493,7 @@ impl SummaryJob {
             args: self.args.as_deref(),
             intent: self.intent.as_deref(),
             input_tokens: self.input_tokens,
-            bytes: self.full().bytes as usize,
+            bytes: self.input_bytes,
         };
         let budget = SummaryBudget {
             prefill_budget: self.limits.prefill_budget,
@@ -602,6 +606,7 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
         args: None,
         intent: Some(question),
         input_tokens: tokens,
+        input_bytes: output.saved.bytes as usize,
         saved: vec![output.saved],
         limits,
         deadline,

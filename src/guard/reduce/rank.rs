@@ -225,6 +225,10 @@ pub fn stem(word: &str) -> String {
 pub struct Query {
     /// Stemmed query terms, with synonyms added; each maps to its weight (1.0 own, 0.5 synonym).
     pub terms: HashMap<String, f64>,
+    /// The question's words as written, lowercase, outer punctuation trimmed (`openssh-server`,
+    /// `payment`), 3+ characters, stopwords dropped: a unit holding one of them whole, as a
+    /// token of its own, names the object asked about ([`Query::names_in`]).
+    pub names: Vec<String>,
 }
 
 impl Query {
@@ -257,7 +261,77 @@ impl Query {
             }
             terms.insert(t, 1.0);
         }
-        Query { terms }
+        let mut names: Vec<String> = Vec::new();
+        for w in text.split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    ',' | ';'
+                        | '('
+                        | ')'
+                        | '`'
+                        | '"'
+                        | '\''
+                        | '?'
+                        | '!'
+                        | '['
+                        | ']'
+                        | '{'
+                        | '}'
+                        | '='
+                        | '<'
+                        | '>'
+                )
+        }) {
+            let w = w
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase();
+            if w.chars().count() >= 3 && !stop.contains(w.as_str()) && !names.contains(&w) {
+                names.push(w);
+            }
+        }
+        Query { terms, names }
+    }
+
+    /// Indices into [`Query::names`] of the question's words that `text` holds as whole
+    /// tokens (split on whitespace and `,;:()[]{}"'=|<>`, outer punctuation trimmed), ignoring
+    /// case.
+    pub fn names_in(&self, text: &str) -> Vec<usize> {
+        let mut found: Vec<usize> = Vec::new();
+        if self.names.is_empty() {
+            return found;
+        }
+        for tok in text.split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    ',' | ';'
+                        | ':'
+                        | '('
+                        | ')'
+                        | '['
+                        | ']'
+                        | '{'
+                        | '}'
+                        | '"'
+                        | '\''
+                        | '='
+                        | '|'
+                        | '<'
+                        | '>'
+                )
+        }) {
+            let tok = tok.trim_matches(|c: char| !c.is_alphanumeric());
+            if tok.len() < 3 {
+                continue;
+            }
+            for (k, n) in self.names.iter().enumerate() {
+                if tok.eq_ignore_ascii_case(n) && !found.contains(&k) {
+                    found.push(k);
+                }
+            }
+        }
+        found
     }
 
     /// True when the query has no usable term.

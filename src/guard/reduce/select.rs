@@ -135,6 +135,8 @@ fn core(text: &str) -> &str {
 struct Seen {
     texts: HashSet<String>,
     lines: HashMap<usize, Vec<String>>,
+    /// Every text taken, to find an excerpt whose every part is already shown.
+    all: Vec<String>,
 }
 
 impl Seen {
@@ -144,14 +146,50 @@ impl Seen {
             return self.texts.contains(core);
         }
         let line = it.line.unwrap_or(0);
-        self.lines.get(&line).is_some_and(|v| {
-            v.iter()
-                .any(|t| t.contains(core) || core.contains(t.as_str()))
-        })
+        // Parts of one line cut differently are one line: compare what is left between
+        // the cut marks.
+        let pieces = |t: &str| -> Vec<String> {
+            t.split(super::CUT_MARK)
+                .map(|p| p.trim().to_string())
+                .filter(|p| p.len() >= 8)
+                .collect()
+        };
+        let mine = pieces(core);
+        if self.lines.get(&line).is_some_and(|v| {
+            v.iter().any(|t| {
+                t.contains(core)
+                    || core.contains(t.as_str())
+                    || (!mine.is_empty() && mine.iter().all(|p| t.contains(p.as_str())))
+                    || mine.iter().any(|p| {
+                        // Two windows of one long line that overlap by 40+ bytes.
+                        let head = super::clip_str(p, 40);
+                        head.len() >= 32 && t.contains(head)
+                    })
+                    || {
+                        let theirs = pieces(t);
+                        !theirs.is_empty() && theirs.iter().all(|p| core.contains(p.as_str()))
+                    }
+            })
+        }) {
+            return true;
+        }
+        // A record's fields shown in part (`"a": 1 … "b": 2`), half of them or more already
+        // quoted by a record taken before (the same record, anchored a line apart).
+        let parts: Vec<&str> = core
+            .split(" … ")
+            .map(str::trim)
+            .filter(|p| !p.is_empty() && *p != super::CUT_MARK)
+            .collect();
+        let shown = parts
+            .iter()
+            .filter(|p| self.all.iter().any(|t| t.contains(*p)))
+            .count();
+        parts.len() >= 2 && shown * 2 >= parts.len()
     }
 
     fn add(&mut self, it: &Item) {
         let core = core(&it.text).to_string();
+        self.all.push(core.clone());
         match it.line {
             None => {
                 self.texts.insert(core);
@@ -168,6 +206,9 @@ pub struct Policy {
     pub asked: bool,
     /// What the intent asks for: it multiplies the shares of the channels that answer it.
     pub asks: Asks,
+    /// The kind reducer knows this format's answers (a test report's failures, a dump's
+    /// definitions), not only its errors: its core may take [`KIND_CORE_SHARE_SPECIFIC`].
+    pub specific_kind: bool,
 }
 
 impl Policy {
@@ -179,7 +220,8 @@ impl Policy {
             Channel::Extreme if a.ranked() => 3.0,
             Channel::Rare if a.anomaly => 2.0,
             Channel::Facts if a.count => 1.8,
-            Channel::Errors if a.why => 1.6,
+            Channel::Errors if a.why => 2.0,
+            Channel::Position if a.why => 0.5,
             Channel::Kind if a.why => 1.2,
             Channel::Relevance if lookup => 1.5,
             Channel::Position if lookup => 1.3,
@@ -215,10 +257,21 @@ pub fn select(
     }
     // The kind reducer's core (what it knows matters for its kind: failing tests, error
     // examples, totals), in its order, up to a share of the budget.
-    let core_room = (budget.saturating_sub(used) as f64 * KIND_CORE_SHARE) as usize;
-    let (mut core, rest): (Vec<Cand>, Vec<Cand>) = rest
-        .into_iter()
-        .partition(|c| c.channel == Channel::Kind && c.item.prio >= KIND_CORE_PRIO);
+    let core_share = if policy.specific_kind {
+        KIND_CORE_SHARE_SPECIFIC
+    } else {
+        KIND_CORE_SHARE
+    };
+    let core_room = (budget.saturating_sub(used) as f64 * core_share) as usize;
+    let (mut core, rest): (Vec<Cand>, Vec<Cand>) = rest.into_iter().partition(|c| {
+        c.channel == Channel::Kind
+            && c.item.prio
+                >= if policy.specific_kind {
+                    KIND_CORE_PRIO_SPECIFIC
+                } else {
+                    KIND_CORE_PRIO
+                }
+    });
     core.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -272,6 +325,7 @@ pub fn select(
         q.reverse(); // pop() takes the best
     }
     if std::env::var_os("TOOLSUM_DEBUG_SELECT").is_some() {
+        eprintln!("=== select: budget {budget}, used by musts and kind core {used}");
         for (c, q) in &queues {
             for x in q.iter().rev().take(6) {
                 eprintln!(
@@ -404,8 +458,14 @@ pub fn select(
 /// Kind items at or above this priority are the kind reducer's core: error examples and
 /// failing tests (100-150), totals and exit lines (`MUST / 10`).
 const KIND_CORE_PRIO: f64 = 100.0;
+/// [`KIND_CORE_PRIO`] for a format-specific reducer, whose definitions and entries (50-99)
+/// answer questions as often as its errors.
+const KIND_CORE_PRIO_SPECIFIC: f64 = 50.0;
 /// Share of the budget (after the musts) the kind core may take before the channels run.
 const KIND_CORE_SHARE: f64 = 0.35;
+/// [`KIND_CORE_SHARE`] for a format-specific reducer (test reports, SQL dumps, listings,
+/// `kubectl describe`, diffs, stack traces); chosen on the shared corpus and the dev split.
+const KIND_CORE_SHARE_SPECIFIC: f64 = 0.6;
 
 /// A channel's first unit may exceed its share, up to this fraction (1/N) of the whole budget.
 const FIRST_BORROW_DIVISOR: usize = 6;
@@ -458,6 +518,7 @@ const IDENTITY_KEYS: &[&str] = &[
     "label",
     "code",
     "version",
+    "number",
 ];
 
 /// A record's text for the summary: whole when short, else the pairs that matter to this
@@ -535,15 +596,24 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
             rel: s.rel[i],
         });
     };
-    let top = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<(usize, f64)> {
+    let top_all = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<(usize, f64)> {
         let mut v: Vec<(usize, f64)> = (0..n).filter_map(|i| f(i).map(|x| (i, x))).collect();
         v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    };
+    let top = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<(usize, f64)> {
+        let mut v = top_all(f);
         v.truncate(PER_CHANNEL);
         v
     };
-    let errors = top(&|i| {
-        (u.units[i].sev != Severity::None).then(|| s.sal[i] + 0.3 * s.rel[i] + 0.2 * s.rare[i])
-    });
+    // Errors: every template's best unit before any template's second, so a long cascade at
+    // the end cannot push the first, different error (often the cause) out of the channel.
+    let errors = top_diverse(
+        &top_all(&|i| {
+            (u.units[i].sev != Severity::None).then(|| s.sal[i] + 0.3 * s.rel[i] + 0.2 * s.rare[i])
+        }),
+        u,
+    );
     for (i, x) in errors {
         push(&mut out, Channel::Errors, i, x, None);
     }
@@ -599,6 +669,24 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         });
     }
     out
+}
+
+/// The first [`PER_CHANNEL`] of `ranked` (best first) taking each template's best unit before
+/// any template's second.
+fn top_diverse(ranked: &[(usize, f64)], u: &Units) -> Vec<(usize, f64)> {
+    let mut firsts = Vec::new();
+    let mut rest = Vec::new();
+    let mut seen = HashSet::new();
+    for &(i, x) in ranked {
+        if seen.insert(u.units[i].template) {
+            firsts.push((i, x));
+        } else {
+            rest.push((i, x));
+        }
+    }
+    firsts.extend(rest);
+    firsts.truncate(PER_CHANNEL);
+    firsts
 }
 
 /// The kind reducer's items as candidates of the [`Channel::Kind`] channel, with their

@@ -22,7 +22,7 @@ static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
 });
 static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)\s*[=:]\s*0\b|\b0\s+(errors?|failures?|failed)\b|\bno errors?\b|\bwithout errors?\b").unwrap()
+    Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+(errors?|failures?|failed)\b|\bno errors?\b|\bwithout errors?\b").unwrap()
 });
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()

@@ -331,6 +331,10 @@ pub fn field_dists(u: &Units) -> Vec<Dist> {
         .collect()
 }
 
+/// A numeric field or template slot ranked for the extremes signal: its weight, its name as
+/// shown, its top (value, unit index) pairs and its field id (`None` for a template slot).
+type RankedField = (f64, String, Vec<(f64, usize)>, Option<usize>);
+
 /// Normalises scores to 0..=1 by their maximum.
 fn normalise(v: &mut [f64]) {
     let max = v.iter().cloned().fold(0.0, f64::max);
@@ -358,6 +362,41 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     let docs: Vec<String> = u.units.iter().map(Unit::score_text).collect();
     s.rel = bm25(q, &docs);
     normalise(&mut s.rel);
+    // A unit that holds a word of the question whole as one of its own tokens (a package
+    // `openssl`, a table `payment`), where few units do, names the object asked about: it
+    // ranks with the best BM25 matches whatever its length or its neighbours' repetitions.
+    // A field whose whole value is a word of the question (a package column `openssl`, a
+    // service `vnc`), not a word inside prose.
+    let named: Vec<Vec<usize>> = u
+        .units
+        .iter()
+        .map(|unit| {
+            let mut ks: Vec<usize> = Vec::new();
+            for (_, v) in &unit.fields {
+                let v = v.trim().trim_matches('"');
+                if v.len() >= 3 && v.len() <= 64 {
+                    for k in q.names_in(v) {
+                        if v.eq_ignore_ascii_case(&q.names[k]) && !ks.contains(&k) {
+                            ks.push(k);
+                        }
+                    }
+                }
+            }
+            ks
+        })
+        .collect();
+    let mut df = vec![0usize; q.names.len()];
+    for k in named.iter().flatten() {
+        df[*k] += 1;
+    }
+    // Only a name few units hold picks out an object; a word on every line picks nothing.
+    let few = (n / 50).max(2);
+    for (r, ks) in s.rel.iter_mut().zip(&named) {
+        let k = ks.iter().filter(|&&k| df[k] <= few).count();
+        if k > 0 {
+            *r = r.max(0.7 + 0.1 * k.min(3) as f64);
+        }
+    }
 
     // Rarity of templates: only where the input repeats itself (most units in templates of
     // 3+), so that "rare" means something.
@@ -453,7 +492,9 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     } else {
         TOP_EXTREMES
     };
-    let mut by_field: HashMap<usize, Vec<(f64, usize)>> = HashMap::new();
+    // Ordered by field id, so ties rank the same on every run.
+    let mut by_field: std::collections::BTreeMap<usize, Vec<(f64, usize)>> =
+        std::collections::BTreeMap::new();
     for (i, unit) in u.units.iter().enumerate() {
         for (f, v) in &unit.fields {
             if let Some(x) = number(v) {
@@ -461,7 +502,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             }
         }
     }
-    let mut ranked: Vec<(f64, String, Vec<(f64, usize)>, Option<usize>)> = Vec::new();
+    let mut ranked: Vec<RankedField> = Vec::new();
     for (f, vals) in by_field {
         let name = &u.fields[f].name;
         if let Some(r) = extreme_field(name, vals, &dists[f], q, lo, top_n, asks.ranked()) {
@@ -520,7 +561,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             }
         }
     }
-    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     for (w, name, top, field) in ranked.into_iter().take(4) {
         for (k, (_, i)) in top.into_iter().enumerate() {
             if let Some(f) = field {
@@ -536,7 +577,8 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                     2 => "3rd ".into(),
                     k => format!("{}th ", k + 1),
                 };
-                s.ext_why.insert(i, format!("{rank}{side} {name}"));
+                s.ext_why
+                    .insert(i, format!("{rank}{side} {}", shown_path(&name)));
             }
         }
     }
@@ -749,7 +791,7 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
     cats.sort_by(|a, b| b.0.total_cmp(&a.0));
     for (w, i) in cats.into_iter().take(4) {
         out.push(Fact {
-            text: format!("{}: {}", dists[i].name, dist_text(&dists[i])),
+            text: format!("{}: {}", shown_path(&dists[i].name), dist_text(&dists[i])),
             line: None,
             weight: w,
         });
@@ -777,13 +819,20 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
         for (w, i) in objs.into_iter().take(4) {
             let (line, path, r) = &u.objects[i];
             out.push(Fact {
-                text: format!("{path}: {r}"),
+                text: format!("{}: {r}", shown_path(path)),
                 line: Some(*line),
                 weight: w,
             });
         }
     }
     out
+}
+
+/// A field or object path as a fact names it: segments joined by ` › ` rather than `.` or
+/// `/`, so that a path we built (`slices.64513:775.HitTest`, `set/item/price`) never reads
+/// as a file path or `file:line` quoted from the output.
+pub fn shown_path(p: &str) -> String {
+    p.replace(['.', '/'], " › ")
 }
 
 /// `v1 ×n1, v2 ×n2, ...` most frequent first; rare values always shown; at most 10.

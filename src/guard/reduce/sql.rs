@@ -8,7 +8,7 @@ use super::{
     derived, fmt_num, show_line, show_line_max, Ctx, Item, Kind, Reduction, Section, MUST,
 };
 use regex::Regex;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
 static CREATE: LazyLock<Regex> = LazyLock::new(|| {
@@ -169,7 +169,15 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         .map(|(_, n, c)| format!("{n} {}", c.join(" ")))
         .collect();
     let scores = normalise(&bm25(ctx.query, &docs));
-    for (k, (i, _, cols)) in tables.iter().enumerate() {
+    // Partitions of one parent are one definition repeated: its first partition is shown
+    // like any table, the rest after every other object (they are listed in a fact).
+    let children: HashMap<String, String> = lines
+        .iter()
+        .filter_map(|l| ATTACH.captures(l))
+        .map(|c| (c[2].to_string(), c[1].to_string()))
+        .collect();
+    let mut parents_shown: HashSet<&str> = HashSet::new();
+    for (k, (i, name, cols)) in tables.iter().enumerate() {
         // Columns only for the tables the intent is about; the others by their CREATE line.
         let text = if scores[k] >= 0.5 {
             format!(
@@ -180,7 +188,12 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         } else {
             show_line(lines[*i].trim_end())
         };
-        let prio = 60.0 + 30.0 * scores[k] - k as f64 * 0.01;
+        let mut prio = 60.0 + 30.0 * scores[k] - k as f64 * 0.01;
+        if let Some(parent) = children.get(name) {
+            if !parents_shown.insert(parent.as_str()) {
+                prio = 20.0 - k as f64 * 0.01;
+            }
+        }
         items.push(Item::line(Section::Evidence, i + 1, text, prio));
     }
     for ty in ["TYPE", "DOMAIN"] {

@@ -903,7 +903,7 @@ impl JsonWalk<'_> {
             Value::Object(m) => {
                 let scalars = m.values().filter(|x| scalar(x).is_some()).count();
                 let nested = m.len() - scalars;
-                if !self.in_record && depth > 0 && scalars >= 2 && scalars <= 14 && nested <= 2 {
+                if !self.in_record && depth > 0 && (2..=14).contains(&scalars) && nested <= 2 {
                     let leaves: Vec<(String, &Value)> = m
                         .iter()
                         .filter(|(_, x)| scalar(x).is_some())
@@ -1015,7 +1015,7 @@ impl JsonWalk<'_> {
         }
         self.in_record = was;
         // The walk for the next record resumes after this one's keys.
-        if let Some(k) = m.keys().last() {
+        if let Some(k) = m.keys().next_back() {
             let _ = self.line_of_key(k);
         }
     }
@@ -1186,10 +1186,11 @@ fn delimiter(lines: &[&str]) -> Option<char> {
         let Some(&first) = counts.first() else {
             continue;
         };
-        if first >= 3 && counts.iter().filter(|&&c| c == first).count() * 10 >= counts.len() * 8 {
-            if best.is_none_or(|(_, n)| first > n) {
-                best = Some((d, first));
-            }
+        if first >= 3
+            && counts.iter().filter(|&&c| c == first).count() * 10 >= counts.len() * 8
+            && best.is_none_or(|(_, n)| first > n)
+        {
+            best = Some((d, first));
         }
     }
     best.map(|(d, _)| d)

@@ -1,0 +1,145 @@
+//! The model's part of a summary: how much it may read and write in the time left, the pool of
+//! excerpts it chooses from, and the checks its Status passes before it is shown.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use super::{SummaryBudget, MIN_MODEL_INPUT, MIN_NEW_TOKENS, PROMPT_OVERHEAD};
+use crate::backend::{Narrator, TokenCounter};
+use crate::guard::prompt;
+use crate::guard::reduce::select::{Cand, Channel};
+use crate::guard::reduce::{show_line_max, Item, Section};
+
+/// Most excerpts offered to the model.
+pub const POOL: usize = 24;
+/// Longest excerpt shown to the model (bytes): enough for a line's point, short enough for
+/// two dozen of them in the prefill budget.
+const EXCERPT_BYTES: usize = 220;
+
+/// What the model may spend on one summary.
+pub struct Plan {
+    /// Tokens of excerpts it may read.
+    pub input_budget: usize,
+    /// Tokens it may write.
+    pub max_new: usize,
+}
+
+/// Sizes the model's input and output to the time left before the budget's deadline, from the
+/// narrator's measured prefill and decode speeds.
+///
+/// # Errors
+/// A reason, when the budget or the time left is too small for the model.
+pub fn plan(n: &dyn Narrator, budget: &SummaryBudget) -> Result<Plan, String> {
+    let p = n.prefill_tok_per_s().max(1.0);
+    let d = n.decode_tok_per_s().max(0.5);
+    let mut max_new = budget.max_new_tokens.min(prompt_answer_tokens());
+    let mut input_budget = budget.prefill_budget;
+    if max_new < MIN_NEW_TOKENS || input_budget < MIN_MODEL_INPUT {
+        return Err("budget too small for the model".to_string());
+    }
+    if let Some(dl) = budget.deadline {
+        let left = dl.saturating_duration_since(Instant::now()).as_secs_f64() * 0.9;
+        let need = (MIN_MODEL_INPUT + PROMPT_OVERHEAD) as f64 / p + MIN_NEW_TOKENS as f64 / d;
+        if left < need {
+            return Err(format!(
+                "deadline: {:.0} ms left, the model needs at least {:.0} ms",
+                left * 1000.0,
+                need * 1000.0
+            ));
+        }
+        max_new = max_new.min(((left * 0.4) * d) as usize).max(MIN_NEW_TOKENS);
+        let prefill_time = left - max_new as f64 / d;
+        let fit = (prefill_time * p) as usize;
+        input_budget = input_budget
+            .min(fit.saturating_sub(PROMPT_OVERHEAD))
+            .max(MIN_MODEL_INPUT);
+    }
+    Ok(Plan {
+        input_budget,
+        max_new,
+    })
+}
+
+/// Tokens an answer needs: a line of up to six numbers and a Status of two sentences.
+fn prompt_answer_tokens() -> usize {
+    110
+}
+
+/// An excerpt as the model sees it: `L<line>: text`, clipped.
+pub fn excerpt(it: &Item) -> String {
+    let text = show_line_max(&it.text, EXCERPT_BYTES);
+    match it.line {
+        Some(l) => format!("L{l}: {text}"),
+        None => text,
+    }
+}
+
+/// The excerpts offered to the model: the best candidates of every channel in turn (the
+/// kind's reducer, relevance, rarity, extremes, errors, position), anchored units only, no
+/// two alike, within `budget` tokens and [`POOL`] excerpts.
+pub fn pool(cands: &[Cand], budget: usize, counter: &dyn TokenCounter) -> Vec<Cand> {
+    let order = [
+        Channel::Relevance,
+        Channel::Kind,
+        Channel::Rare,
+        Channel::Extreme,
+        Channel::Errors,
+        Channel::Facts,
+        Channel::Position,
+    ];
+    let mut queues: Vec<Vec<&Cand>> = order
+        .iter()
+        .map(|ch| {
+            let mut q: Vec<&Cand> = cands
+                .iter()
+                .filter(|c| c.channel == *ch && c.item.line.is_some())
+                .filter(|c| c.item.section != Section::KeyFacts || c.channel == Channel::Facts)
+                .collect();
+            q.sort_by(|a, b| b.score.total_cmp(&a.score));
+            q.reverse();
+            q
+        })
+        .collect();
+    let mut out: Vec<Cand> = Vec::new();
+    let mut seen: HashSet<(Option<usize>, String)> = HashSet::new();
+    let mut used = 0;
+    loop {
+        let mut any = false;
+        for q in &mut queues {
+            while let Some(c) = q.pop() {
+                let key = (c.item.line, c.item.text.clone());
+                if !seen.insert(key) {
+                    continue;
+                }
+                let cost = counter.count(&excerpt(&c.item)) + 3;
+                if used + cost > budget || out.len() >= POOL {
+                    return out;
+                }
+                used += cost;
+                out.push(c.clone());
+                any = true;
+                break;
+            }
+        }
+        if !any {
+            return out;
+        }
+    }
+}
+
+/// The Status as shown: the grounded sentences, less any that repeats our prompt's words;
+/// each one dropped adds to `dropped`.
+pub fn clean_status(st: &str, dropped: &mut usize) -> String {
+    let kept: Vec<String> = crate::guard::ground::split_sentences(st)
+        .into_iter()
+        .filter(|s| {
+            let bad = prompt::leaks(s);
+            if bad {
+                *dropped += 1;
+            }
+            !bad
+        })
+        .map(|s| s.trim().to_string())
+        .collect();
+    kept.join(" ")
+}
