@@ -8,5 +8,6 @@ mod hooks;
 mod install;
 mod mcp;
 mod remote;
+mod selection;
 mod tokenizer;
 mod util;

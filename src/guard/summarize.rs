@@ -266,7 +266,7 @@ fn status_consistent(status: &str, failed: Option<bool>) -> bool {
 
 /// Words a Status uses about any output ("the command succeeded"), which say nothing of this
 /// one.
-const GENERIC_WORDS: &[&str] = &[
+pub(crate) const GENERIC_WORDS: &[&str] = &[
     "command",
     "commands",
     "output",
@@ -355,7 +355,7 @@ fn has_substance(status: &str, output: &str, view: &str, asked: &str) -> bool {
 }
 
 /// True when `hay` contains `word` (lowercase) as a whole word, ignoring ASCII case.
-fn contains_word_ci(hay: &str, word: &str) -> bool {
+pub(crate) fn contains_word_ci(hay: &str, word: &str) -> bool {
     let hb = hay.as_bytes();
     let w = word.as_bytes();
     if w.is_empty() || hb.len() < w.len() {
@@ -608,8 +608,16 @@ pub fn summarize_focused(
                             input.intent.unwrap_or("")
                         );
                         let view = excerpts.join("\n");
+                        let cited: String = ids
+                            .iter()
+                            .filter_map(|i| i.parse::<usize>().ok())
+                            .filter_map(|i| excerpts.get(i.wrapping_sub(1)))
+                            .map(String::as_str)
+                            .collect::<Vec<_>>()
+                            .join("\n");
                         if status_consistent(&st, red.failed)
                             && has_substance(&st, input.text, &view, &asked)
+                            && model::cites(&st, &cited, &asked)
                         {
                             status = clip_tokens(&st, 80, counter);
                         } else {

@@ -143,3 +143,97 @@ pub fn clean_status(st: &str, dropped: &mut usize) -> String {
         .collect();
     kept.join(" ")
 }
+
+/// True when a Status says what the excerpts it cites (`cited`, the chosen excerpts' text) say:
+/// every word of four or more letters in it is one of theirs, one of the call's (`asked`:
+/// tool, arguments, question) or a generic word ([`super::GENERIC_WORDS`]), and it quotes
+/// at least one specific token of theirs (a name with a digit or `/ . _ : -` in it, or three
+/// words in a row). "The user did not get into the box" answers the question in its own
+/// words and cites nothing: it is dropped (issue 17: when in doubt, drop it).
+pub fn cites(status: &str, cited: &str, asked: &str) -> bool {
+    if cited.trim().is_empty() {
+        return false;
+    }
+    let words: Vec<&str> = status
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4 && w.chars().all(char::is_alphabetic))
+        .collect();
+    let all_known = words.iter().all(|w| {
+        let lw = w.to_lowercase();
+        super::GENERIC_WORDS.contains(&lw.as_str())
+            || super::contains_word_ci(asked, &lw)
+            || super::contains_word_ci(cited, &lw)
+    });
+    if !all_known {
+        return false;
+    }
+    let cited_l = cited.to_lowercase();
+    let specific = status
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '`' | '\''))
+        .map(|t| t.trim_end_matches(['.', ':', '!', '?']))
+        .filter(|t| {
+            t.len() >= 3
+                && t.chars()
+                    .any(|c| c.is_ascii_digit() || matches!(c, '/' | '.' | '_' | ':' | '-'))
+        })
+        .any(|t| cited_l.contains(&t.to_lowercase()));
+    if specific {
+        return true;
+    }
+    let ws: Vec<String> = status
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    ws.windows(3).any(|w| {
+        let phrase = w.join(" ");
+        phrase.len() >= 12
+            && cited_l
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|x| !x.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains(&phrase)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cites;
+
+    #[test]
+    fn a_status_must_quote_what_it_cites() {
+        let cited = "L862: sshd[4803]: Accepted publickey for deploy from 198.51.100.23 port 50522";
+        let asked = "Bash journalctl Did anyone get into the box over SSH?";
+        assert!(
+            cites(
+                "Yes: deploy logged in with a publickey from 198.51.100.23.",
+                cited,
+                asked
+            ) || cites(
+                "Accepted publickey for deploy from 198.51.100.23.",
+                cited,
+                asked
+            )
+        );
+        assert!(cites(
+            "Accepted publickey for deploy from 198.51.100.23.",
+            cited,
+            asked
+        ));
+        // Its own words, nothing of the excerpts': dropped.
+        assert!(!cites(
+            "The user did not get into the box over SSH.",
+            cited,
+            asked
+        ));
+        // A word the excerpts do not have.
+        assert!(!cites(
+            "Login for deploy from 198.51.100.23 was refused.",
+            cited,
+            asked
+        ));
+        // Nothing cited, nothing to agree with.
+        assert!(!cites("Accepted publickey for deploy.", "", asked));
+    }
+}

@@ -392,11 +392,11 @@ fn injected_status_cannot_become_ours() {
 
 #[test]
 fn grounded_narration_is_used_and_invented_claims_dropped() {
-    let reply = "Status: The run failed: 1 failed, 3 passed; test_x raised AssertionError: expected 200 got 409.\nDecisions: The tax rate was set to 19.5% in /etc/tax.conf.\nOpen questions: Why does the API return 409?\nNext relevant action: Read L1-L5 of the saved file.";
+    let reply = "1, 2, 3, 4, 5\nStatus: The run failed: 1 failed, 3 passed; test_x: AssertionError: expected 200 got 409.\nDecisions: The tax rate was set to 19.5% in /etc/tax.conf.\nOpen questions: Why does the API return 409?\nNext relevant action: Read L1-L5 of the saved file.";
     let (s, _) = narrate(INJECTED, reply, None);
     assert!(
         s.text
-            .starts_with("Status: The run failed: 1 failed, 3 passed"),
+            .starts_with("Status: The run failed: 1 failed, 3 passed; test_x: AssertionError"),
         "{}",
         s.text
     );
@@ -468,4 +468,65 @@ fn command_quoted_from_the_arguments_is_not_grounded() {
     // A Status cut off mid-sentence is not used either.
     let (s, _) = narrate(&text, "Status: The test_x test failed because the", None);
     assert!(!s.text.contains("because the"), "{}", s.text);
+}
+
+/// Lines of arbitrary shapes: multibyte text, JSON fragments, table-like columns, log levels,
+/// long runs without a newline, NULs shown as text, stray quotes and cut marks.
+fn arb_text() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let piece = prop_oneof![
+        "[a-zA-Z0-9 _./:-]{0,80}",
+        "\\PC{0,60}",
+        "[ぁ-んア-ン一-龥éü😀 ]{0,40}",
+        Just("ERROR disk full at /var/lib/x.db:42".to_string()),
+        Just("{\"id\": 7, \"state\": \"firing\", \"msg\": \"a \\\"quoted\\\" é\"}".to_string()),
+        Just("NAME  READY  STATUS  RESTARTS".to_string()),
+        Just("x-1  1/1  Running  0".to_string()),
+        Just("…[cut]… \" ' ` × › ␀".to_string()),
+        "[0-9,.]{1,12}",
+        "x{200,3000}",
+    ];
+    proptest::collection::vec(piece, 0..120).prop_map(|v| v.join("\n"))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// The client's fallback runs reduction and summary inside an agent's hook: whatever the
+    /// text, they return within the budget, never panic, and every line reference they give
+    /// exists in the text.
+    #[test]
+    fn summary_of_arbitrary_text_is_bounded_and_anchored(
+        text in arb_text(),
+        intent in proptest::option::of("\\PC{0,40}"),
+    ) {
+        let s = run(&text, Some("{\"command\":\"x\"}"), intent.as_deref());
+        let counter = ByteCounter;
+        proptest::prop_assert!(counter.count(&s.text) <= OUTPUT_TOKEN_CAP + 200, "{}", s.text);
+        proptest::prop_assert!(s.text.starts_with("Status: "));
+        let cleaned = crate::guard::clean::clean(&text);
+        let lines = cleaned.lines().count().max(1);
+        for l in s.text.lines() {
+            if let Some(n) = l.strip_prefix('L').and_then(|r| r.split(':').next()).and_then(|n| n.parse::<usize>().ok()) {
+                proptest::prop_assert!(n >= 1 && n <= lines, "L{n} of {lines} lines: {l}");
+            }
+        }
+    }
+
+    /// Units, signals, facts and selection on arbitrary text (each kind detector's input,
+    /// JSON-looking or not) never panic and select within the budget.
+    #[test]
+    fn units_and_signals_never_panic(text in arb_text(), intent in "\\PC{0,40}") {
+        use crate::guard::reduce::{self, intent::Asks, rank::Query, select, signals, units};
+        let kind = reduce::detect(&text);
+        let q = Query::new(&intent);
+        let asks = Asks::of(&intent);
+        let u = units::build(&text, kind);
+        let sc = signals::score(&u, &q, &asks);
+        let facts = signals::facts(&u, &q);
+        let cands = select::candidates(&u, &sc, &facts, &q);
+        let out = select::select(cands, 300, &ByteCounter, &select::Policy::default());
+        let used: usize = out.iter().map(|i| ByteCounter.count(&i.render()) + 1).sum();
+        proptest::prop_assert!(used <= 300 + 60 || out.iter().any(|i| i.prio >= MUST));
+    }
 }
