@@ -189,6 +189,9 @@ fn kill9_mid_burst_then_restart_and_faults() {
         &[
             ("TOOLSUM_READ_TIMEOUT_MS", "300"),
             ("TOOLSUM_MAX_NEW_TOKENS", "16"),
+            // Longer than the default 5 s, so that on a loaded machine the CLI's guard still
+            // meets the 64 idle connections before they are closed.
+            ("TOOLSUM_FIRST_BYTE_TIMEOUT_MS", "15000"),
         ],
     );
     let st = status(&socket).unwrap();
@@ -204,10 +207,17 @@ fn kill9_mid_burst_then_restart_and_faults() {
 
 /// 64 connections that never send a byte fill every slot: `status` and `count` still answer on
 /// a reserved slot, a `guard` there is refused `overloaded` (the CLI guards locally), and the
-/// silent ones are closed after the first-byte timeout (default 5 s), not the 600 s idle
-/// timeout, so the slots come back.
+/// silent ones are closed after the first-byte timeout (15 s here; default 5 s), not the 600 s
+/// idle timeout, so the slots come back.
 fn idle_connections_leave_status_a_slot(socket: &Path, session: &Path, big: &[u8]) {
     let timeouts = |st: &Value| st["connections"]["first_byte_timeouts"].as_u64().unwrap();
+    // Connections left by the earlier checks go first, so that the 64 below take exactly the
+    // 64 regular slots.
+    wait_for(
+        "the earlier connections closed",
+        Duration::from_secs(60),
+        || status(socket).is_some_and(|st| st["connections"]["active"] == json!(1)),
+    );
     let before = timeouts(&status(socket).unwrap());
     let mut idle: Vec<UnixStream> = (0..64)
         .map(|_| UnixStream::connect(socket).unwrap())
@@ -240,7 +250,7 @@ fn idle_connections_leave_status_a_slot(socket: &Path, session: &Path, big: &[u8
 
     wait_for(
         "the silent connections closed",
-        Duration::from_secs(30),
+        Duration::from_secs(60),
         || {
             let st = status(socket).unwrap();
             timeouts(&st) >= before + 64 && st["connections"]["active"] == json!(1)
