@@ -28,8 +28,9 @@ pub const BIG_INPUT_TOKENS: usize = 24_000;
 pub const BIG_INPUT_SHARE_PCT: usize = 5;
 /// Tokens kept for the section headers and the "shown/omitted" fact.
 const HEADER_RESERVE: usize = 40;
-/// Tokens kept for the model's Decisions / Open questions / Next action when it runs.
-const NARRATIVE_RESERVE: usize = 160;
+/// Tokens kept for the model's Status (beyond the rule-written one it replaces) and its
+/// optional Decisions / Open questions / Next action when it runs.
+const NARRATIVE_RESERVE: usize = 60;
 /// Fewest generated tokens worth asking the model for (a Status sentence).
 const MIN_NEW_TOKENS: usize = 32;
 /// Fewest input tokens worth showing the model.
@@ -527,6 +528,7 @@ pub fn summarize_focused(
     let mut packed = reduce::select::select(cands.clone(), items_budget, counter, &policy);
     let reduce_ms = t0.elapsed().as_secs_f64() * 1000.0;
 
+    let mut final_cands = cands.clone();
     let mut status = red.status.clone();
     let mut next = red.next_action.clone();
     let mut decisions = String::new();
@@ -581,11 +583,17 @@ pub fn summarize_focused(
                                 rel: 1.0,
                             })
                             .collect();
-                        if !picked.is_empty() {
-                            let mut all = cands.clone();
-                            all.extend(picked);
-                            packed = reduce::select::select(all, items_budget, counter, &policy);
-                        }
+                        // Only picks the reduction did not already show: the model adds what
+                        // the signals missed and displaces nothing when it agrees with them.
+                        let picked: Vec<reduce::select::Cand> = picked
+                            .into_iter()
+                            .filter(|c| {
+                                !packed.iter().any(|p| {
+                                    p.line == c.item.line && p.section != Section::KeyFacts
+                                })
+                            })
+                            .collect();
+                        final_cands.extend(picked);
                         // Claims are checked against the output itself: not the tool's
                         // arguments or the intent (the command line is not in the saved file),
                         // and not our facts either, whose derived figures are ours.
@@ -636,6 +644,17 @@ pub fn summarize_focused(
                 }
             }
         },
+    }
+    // The sections' budget once the model's part is known: what its Status and notes did
+    // not use goes back to the excerpts.
+    let used = counter.count(&status)
+        + counter.count(&next)
+        + counter.count(&decisions)
+        + counter.count(&open)
+        + HEADER_RESERVE;
+    let final_budget = cap.saturating_sub(used);
+    if final_budget != items_budget || final_cands.len() != cands.len() {
+        packed = reduce::select::select(final_cands, final_budget, counter, &policy);
     }
     let mut packed = verbatim_only(packed, input.text, &[input.bytes, input.text.len()]);
     packed.push(shown_fact(input.text, &packed));

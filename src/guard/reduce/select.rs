@@ -61,9 +61,9 @@ impl Channel {
     /// shares.
     pub fn share_with_model(self) -> f64 {
         match self {
-            Channel::Model => 0.22,
-            Channel::Kind => 0.24,
-            Channel::Relevance => 0.12,
+            Channel::Model => 0.15,
+            Channel::Kind => 0.28,
+            Channel::Relevance => 0.17,
             c => c.share(),
         }
     }
