@@ -1,0 +1,62 @@
+//! Tests of the JSON reduction.
+
+use super::*;
+use crate::guard::reduce::rank::Query;
+
+fn ctx(q: &Query) -> Ctx<'_> {
+    Ctx {
+        query: q,
+        exit_code: None,
+        bytes: 0,
+    }
+}
+
+#[test]
+fn spans_find_array_elements() {
+    let t = "{\n \"jobs\": [\n  {\"id\": 1},\n  {\"id\": 2}\n ]\n}";
+    let (a, k) = spans(t, 3);
+    let starts = line_starts(t);
+    let offs = &a[&vec!["jobs".to_string()]];
+    assert_eq!(
+        offs.iter()
+            .map(|&o| line_of(&starts, o))
+            .collect::<Vec<_>>(),
+        vec![3, 4]
+    );
+    assert_eq!(line_of(&starts, k[&vec!["jobs".to_string()]]), 2);
+}
+
+#[test]
+fn failing_record_is_kept() {
+    let mut jobs = Vec::new();
+    for i in 0..100 {
+        if i == 42 {
+            jobs.push(serde_json::json!({"id": format!("job-{i}"), "status": "failed", "error": "OOMKilled", "exit_code": 137}));
+        } else {
+            jobs.push(serde_json::json!({"id": format!("job-{i}"), "status": "succeeded"}));
+        }
+    }
+    let t = serde_json::json!({ "jobs": jobs }).to_string();
+    let q = Query::new("did any job fail?");
+    let r = reduce(&t, Kind::Json, &ctx(&q)).unwrap();
+    let errs: Vec<&Item> = r
+        .items
+        .iter()
+        .filter(|i| i.section == Section::Errors)
+        .collect();
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].text.contains("\"exit_code\": 137") && errs[0].text.contains("job-42"));
+    assert_eq!(r.failed, Some(true));
+}
+
+#[test]
+fn base64_is_described() {
+    let big = "QUJD".repeat(100);
+    let v = serde_json::json!({"data": big, "mimeType": "image/png"});
+    let s = render(&v, 1000);
+    assert!(s.contains("<base64 data, not shown>") && !s.contains("QUJDQUJD"));
+    // A long string is cut after its closing quote: the quoted part is the input's.
+    let long = serde_json::json!({"msg": "abc ".repeat(100)});
+    let s = render(&long, 1000);
+    assert!(s.contains("\"abc abc") && s.contains("\"…[cut]"), "{s}");
+}

@@ -1,0 +1,253 @@
+//! Candidate building: what each channel proposes. The generic channels (errors, relevance,
+//! rarity, extremes, position, facts) rank the units by their signals, a record shown in part by
+//! the fields that matter; the kind channel takes the kind reducer's items.
+
+use std::collections::HashSet;
+
+use super::{Cand, Channel};
+use crate::guard::reduce::rank::{bm25, tokenize, Query};
+use crate::guard::reduce::signal::{severity, Severity};
+use crate::guard::reduce::signals::{Fact, Scores};
+use crate::guard::reduce::units::{Unit, UnitKind, Units};
+use crate::guard::reduce::{Item, Section};
+
+/// Most candidates one generic channel proposes.
+const PER_CHANNEL: usize = 40;
+/// Least relevance (normalised) for the relevance channel.
+const MIN_REL: f64 = 0.25;
+/// Least rarity for the rarity channel.
+const MIN_RARE: f64 = 0.5;
+/// Least extremeness for the extremes channel.
+const MIN_EXT: f64 = 0.55;
+
+/// Bytes of a record shown in part: the fields that matter, not the first ones.
+const FOCUS_BYTES: usize = 300;
+
+/// Keys that say which record it is (shown with any field of it that matters).
+const IDENTITY_KEYS: &[&str] = &[
+    "name",
+    "id",
+    "title",
+    "key",
+    "path",
+    "file",
+    "filename",
+    "uri",
+    "url",
+    "type",
+    "kind",
+    "package",
+    "module",
+    "test",
+    "testname",
+    "classname",
+    "rule",
+    "ruleid",
+    "rule_id",
+    "check_id",
+    "cve",
+    "vulnerabilityid",
+    "severity",
+    "status",
+    "state",
+    "level",
+    "message",
+    "host",
+    "address",
+    "resource",
+    "address",
+    "label",
+    "code",
+    "version",
+    "number",
+];
+
+/// A record's text for the summary: whole when short, else the pairs that matter to this
+/// unit: the ones that made it rare or extreme, the ones with the intent's words or an error,
+/// and the ones naming the record, within [`FOCUS_BYTES`].
+fn focus_text(unit: &Unit, hot: Option<&Vec<usize>>, q: &Query) -> String {
+    if unit.pairs.is_empty() || unit.text.len() <= FOCUS_BYTES {
+        return unit.display(q);
+    }
+    let mut scored: Vec<(f64, usize)> = unit
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let key = p
+                .trim_start_matches(['"', '\\'])
+                .split(['"', '\\'])
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let mut sc = 0.0;
+            if IDENTITY_KEYS.contains(&key.as_str()) {
+                sc += 1.0;
+            }
+            if k == 0 {
+                sc += 0.8;
+            }
+            sc += 1.5 * tokenize(p).iter().filter(|t| q.has(t)).count().min(3) as f64;
+            if hot.is_some_and(|h| h.contains(&unit.fields[k].0)) {
+                sc += 3.0;
+            }
+            if severity(p) == Severity::Error {
+                sc += 1.0;
+            }
+            (sc, k)
+        })
+        .filter(|(sc, _)| *sc > 0.0)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut keep = Vec::new();
+    let mut bytes = 0;
+    for (_, k) in scored {
+        let len = unit.pairs[k].len() + 2;
+        if bytes + len > FOCUS_BYTES && !keep.is_empty() {
+            continue;
+        }
+        bytes += len;
+        keep.push(k);
+    }
+    unit.render_pairs(&keep)
+}
+
+/// The candidates of the generic channels: units by each signal, and the mined facts.
+pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand> {
+    let mut out = Vec::new();
+    let n = u.units.len();
+    let push = |out: &mut Vec<Cand>, ch: Channel, i: usize, score: f64, prefix: Option<&str>| {
+        let unit = &u.units[i];
+        let section = if unit.sev == Severity::None {
+            Section::Evidence
+        } else {
+            Section::Errors
+        };
+        let shown = focus_text(unit, s.hot.get(&i), q);
+        let text = match prefix {
+            Some(p) => format!("[{p}] {shown}"),
+            None => shown,
+        };
+        out.push(Cand {
+            item: Item::line(section, unit.line, text, score),
+            channel: ch,
+            score,
+            // Records of one shape are the normal case, not near copies.
+            group: (unit.kind != UnitKind::Record).then_some(unit.template),
+            rel: s.rel[i],
+        });
+    };
+    let top_all = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<(usize, f64)> {
+        let mut v: Vec<(usize, f64)> = (0..n).filter_map(|i| f(i).map(|x| (i, x))).collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    };
+    let top = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<(usize, f64)> {
+        let mut v = top_all(f);
+        v.truncate(PER_CHANNEL);
+        v
+    };
+    // Errors: every template's best unit before any template's second, so a long cascade at
+    // the end cannot push the first, different error (often the cause) out of the channel.
+    let errors = top_diverse(
+        &top_all(&|i| {
+            (u.units[i].sev != Severity::None).then(|| s.sal[i] + 0.3 * s.rel[i] + 0.2 * s.rare[i])
+        }),
+        u,
+    );
+    for (i, x) in errors {
+        push(&mut out, Channel::Errors, i, x, None);
+    }
+    for (i, x) in top(&|i| (s.rel[i] >= MIN_REL).then(|| s.rel[i] + 0.1 * s.sal[i])) {
+        push(&mut out, Channel::Relevance, i, x, None);
+    }
+    for (i, x) in top(&|i| (s.rare[i] >= MIN_RARE).then(|| s.rare[i] + 0.3 * s.rel[i])) {
+        push(&mut out, Channel::Rare, i, x, None);
+    }
+    for (i, x) in top(&|i| (s.ext[i] >= MIN_EXT).then(|| s.ext[i] + 0.2 * s.rel[i])) {
+        let why = s.ext_why.get(&i).map(String::as_str);
+        push(&mut out, Channel::Extreme, i, x, why);
+        // An extreme of a field the intent names answers it, whatever the row's own words.
+        if let Some(c) = out.last_mut() {
+            c.rel = c.rel.max(s.ext[i]);
+        }
+    }
+    for (i, x) in top(&|i| (s.pos[i] > 0.0).then_some(s.pos[i])) {
+        push(&mut out, Channel::Position, i, x, None);
+    }
+    // Totals, exit-status lines and summary leaves that are not errors: facts, anchored.
+    for (i, x) in top(&|i| {
+        (u.units[i].sev == Severity::None && s.sal[i] >= 0.6).then(|| s.sal[i] + 0.3 * s.rel[i])
+    }) {
+        let unit = &u.units[i];
+        out.push(Cand {
+            item: Item {
+                section: Section::KeyFacts,
+                order: 5000 + unit.line,
+                line: Some(unit.line),
+                text: unit.display(q),
+                prio: x,
+            },
+            channel: Channel::Facts,
+            score: x,
+            group: Some(unit.template),
+            rel: s.rel[i],
+        });
+    }
+    for (k, f) in facts.iter().enumerate() {
+        out.push(Cand {
+            item: Item {
+                section: Section::KeyFacts,
+                order: 6000 + k,
+                line: f.line,
+                text: f.text.clone(),
+                prio: f.weight,
+            },
+            channel: Channel::Facts,
+            score: f.weight,
+            group: None,
+            rel: f.weight,
+        });
+    }
+    out
+}
+
+/// The first [`PER_CHANNEL`] of `ranked` (best first) taking each template's best unit before
+/// any template's second.
+fn top_diverse(ranked: &[(usize, f64)], u: &Units) -> Vec<(usize, f64)> {
+    let mut firsts = Vec::new();
+    let mut rest = Vec::new();
+    let mut seen = HashSet::new();
+    for &(i, x) in ranked {
+        if seen.insert(u.units[i].template) {
+            firsts.push((i, x));
+        } else {
+            rest.push((i, x));
+        }
+    }
+    firsts.extend(rest);
+    firsts.truncate(PER_CHANNEL);
+    firsts
+}
+
+/// The kind reducer's items as candidates of the [`Channel::Kind`] channel, with their
+/// relevance to `q`.
+pub fn from_kind(items: Vec<Item>, q: &Query) -> Vec<Cand> {
+    let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+    let mut rel = bm25(q, &texts);
+    let max = rel.iter().cloned().fold(0.0, f64::max);
+    if max > 0.0 {
+        rel.iter_mut().for_each(|r| *r /= max);
+    }
+    items
+        .into_iter()
+        .zip(rel)
+        .map(|(item, rel)| Cand {
+            score: item.prio,
+            item,
+            channel: Channel::Kind,
+            group: None,
+            rel,
+        })
+        .collect()
+}

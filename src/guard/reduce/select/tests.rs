@@ -1,0 +1,94 @@
+//! Tests of the selector.
+
+use super::*;
+use crate::guard::reduce::Section;
+
+struct Bytes;
+impl TokenCounter for Bytes {
+    fn count(&self, text: &str) -> usize {
+        text.len() / 4 + 1
+    }
+}
+
+fn cand(ch: Channel, line: usize, text: &str, score: f64, group: Option<usize>) -> Cand {
+    Cand {
+        item: Item::line(Section::Evidence, line, text, score),
+        channel: ch,
+        score,
+        group,
+        rel: 0.5,
+    }
+}
+
+#[test]
+fn no_channel_eats_the_budget() {
+    let mut c = Vec::new();
+    for i in 0..200 {
+        c.push(cand(
+            Channel::Kind,
+            i + 1,
+            &format!("kind line number {i} with some words"),
+            100.0 - i as f64,
+            None,
+        ));
+    }
+    c.push(cand(
+        Channel::Rare,
+        900,
+        "Accepted password for deploy",
+        1.0,
+        Some(7),
+    ));
+    c.push(cand(Channel::Extreme, 901, "largest: 99999", 1.0, Some(8)));
+    let out = select(c, 300, &Bytes, &Policy::default());
+    assert!(out.iter().any(|i| i.line == Some(900)));
+    assert!(out.iter().any(|i| i.line == Some(901)));
+    assert!(out.iter().filter(|i| i.line.unwrap() <= 200).count() > 10);
+}
+
+#[test]
+fn unspent_shares_go_to_others_and_templates_are_capped() {
+    let mut c = Vec::new();
+    for i in 0..50 {
+        c.push(cand(
+            Channel::Relevance,
+            i + 1,
+            &format!("GET /api/users {i}"),
+            1.0,
+            Some(1),
+        ));
+    }
+    for i in 0..50 {
+        c.push(cand(
+            Channel::Relevance,
+            100 + i,
+            &format!("POST /api/orders {i}"),
+            0.9,
+            Some(2),
+        ));
+    }
+    let out = select(c, 400, &Bytes, &Policy::default());
+    // Only one channel: it may use the whole budget, but at most 3 units per template.
+    assert_eq!(out.iter().filter(|i| i.line.unwrap() < 100).count(), 3);
+    assert_eq!(out.iter().filter(|i| i.line.unwrap() >= 100).count(), 3);
+}
+
+#[test]
+fn musts_always_and_duplicates_once() {
+    let mut m = Item::fact(1, "kind: log", MUST);
+    m.prio = MUST;
+    let c = vec![
+        Cand {
+            item: m,
+            channel: Channel::Facts,
+            score: 1.0,
+            group: None,
+            rel: 0.0,
+        },
+        cand(Channel::Errors, 5, "ERROR x", 1.0, None),
+        cand(Channel::Kind, 5, "ERROR x", 1.0, None),
+    ];
+    let out = select(c, 20, &Bytes, &Policy::default());
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].text, "kind: log");
+}

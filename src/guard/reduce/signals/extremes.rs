@@ -1,0 +1,159 @@
+//! Which numeric fields and template slots have extremes worth showing: not identifiers,
+//! positions, clocks or categories; measures weigh more, and fields the intent names most.
+
+use super::{Dist, MIN_FIELD_UNITS};
+use crate::guard::reduce::rank::{tokenize, Query};
+
+/// Field names that are identifiers, positions or times: their extremes say nothing.
+fn ordinal_name(name: &str) -> bool {
+    let n = name
+        .rsplit(['.', '/'])
+        .next()
+        .unwrap_or(name)
+        .to_ascii_lowercase();
+    let n = n.trim_end_matches("[]");
+    n == "id"
+        || n.ends_with("_id")
+        || n.ends_with("id") && n.len() <= 4
+        || n.ends_with("ids")
+        || matches!(
+            n,
+            "pid"
+                | "ppid"
+                | "uid"
+                | "gid"
+                | "port"
+                | "line"
+                | "lineno"
+                | "line_number"
+                | "column"
+                | "col"
+                | "index"
+                | "idx"
+                | "seq"
+                | "sequence"
+                | "timestamp"
+                | "time"
+                | "ts"
+                | "date"
+                | "year"
+                | "month"
+                | "day"
+                | "hour"
+                | "minute"
+                | "second"
+                | "version"
+                | "number"
+                | "no"
+                | "nr"
+                | "start"
+                | "end"
+                | "offset"
+                | "row"
+                | "startline"
+                | "endline"
+                | "start_line"
+                | "end_line"
+                | "ln"
+                | "lines"
+        )
+}
+
+/// Words of field names that measure something worth ranking by size (durations, sizes,
+/// counts, costs): their extremes weigh more.
+const MEASURE_WORDS: &[&str] = &[
+    "time",
+    "duration",
+    "elapsed",
+    "latency",
+    "took",
+    "ms",
+    "size",
+    "bytes",
+    "length",
+    "len",
+    "count",
+    "total",
+    "mem",
+    "memory",
+    "rss",
+    "vsz",
+    "heap",
+    "cpu",
+    "pause",
+    "cost",
+    "score",
+    "usage",
+    "used",
+    "avail",
+    "load",
+    "rate",
+    "hits",
+    "misses",
+    "requests",
+    "errors",
+    "retries",
+    "weight",
+    "amount",
+    "price",
+    "percent",
+    "pct",
+    "calls",
+    "samples",
+    "self",
+    "cumulative",
+];
+
+fn measure_like(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    MEASURE_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// The weight of a numeric field's extremes and its top units, or `None` when its extremes
+/// mean nothing (too few values, all equal, ids, monotonic sequences such as timestamps).
+pub(super) fn extreme_field(
+    name: &str,
+    mut vals: Vec<(f64, usize)>,
+    dist: &Dist,
+    q: &Query,
+    lo: bool,
+    top_n: usize,
+    ranked: bool,
+) -> Option<(f64, Vec<(f64, usize)>)> {
+    if vals.len() < MIN_FIELD_UNITS || ordinal_name(name) {
+        return None;
+    }
+    // Rising in input order: a sequence or a clock (a column sorted largest first, as `ps`
+    // or `du | sort -rn` print, keeps its extremes).
+    let ups = vals.windows(2).filter(|w| w[1].0 > w[0].0).count();
+    if ups * 10 >= (vals.len() - 1) * 9 {
+        return None;
+    }
+    let min = vals.iter().map(|v| v.0).fold(f64::INFINITY, f64::min);
+    let max = vals.iter().map(|v| v.0).fold(f64::NEG_INFINITY, f64::max);
+    if max <= min {
+        return None;
+    }
+    // A categorical field of numbers (status codes, levels) is not a measure.
+    if dist.categorical() && !measure_like(name) {
+        return None;
+    }
+    let mut w = 0.5;
+    if measure_like(name) {
+        w = 0.8;
+    }
+    let name_terms = tokenize(name);
+    if name_terms.iter().any(|t| q.has(t)) {
+        w = 1.0;
+    } else if ranked {
+        // The intent asks for a ranking: any measure may be it.
+        w = f64::max(w, 0.7);
+    }
+    if lo {
+        vals.sort_by(|a, b| a.0.total_cmp(&b.0));
+    } else {
+        vals.sort_by(|a, b| b.0.total_cmp(&a.0));
+    }
+    vals.truncate(top_n);
+    Some((w, vals))
+}

@@ -1,0 +1,160 @@
+//! Field statistics: numbers read from field values (with unit suffixes), and the value
+//! distributions of fields and template slots that say which values are categorical and rare.
+
+use std::collections::{HashMap, HashSet};
+
+use super::MIN_FIELD_UNITS;
+use crate::guard::reduce::units::Units;
+
+/// A value of a categorical field is rare at or under this share of the field's units.
+const RARE_VALUE_SHARE: f64 = 0.15;
+/// Most distinct values for a field to count as categorical.
+const MAX_CATEGORIES: usize = 16;
+
+/// Most distinct integer values of a categorical field (HTTP statuses, exit codes, levels).
+const MAX_NUMERIC_CATEGORIES: usize = 8;
+
+/// A number with an optional unit suffix, normalised (bytes, seconds); `None` for text.
+/// "350ms" -> 0.35, "2.1G" -> 2.1e9, "15%" -> 15, "7:53.61" -> 473.61, "1,234" -> 1234.
+pub fn number(v: &str) -> Option<f64> {
+    let v = v
+        .trim()
+        .trim_matches(['"', '\'', '(', ')', '[', ']', ',', ';']);
+    if v.is_empty() || v.len() > 24 {
+        return None;
+    }
+    if let Some((m, s)) = v.split_once(':') {
+        if m.chars().all(|c| c.is_ascii_digit()) && !m.is_empty() && s.len() <= 6 {
+            return Some(m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?);
+        }
+        return None;
+    }
+    let end = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == ','))
+        .unwrap_or(v.len());
+    let digits = v[..end].replace(',', "");
+    if digits.is_empty() || !digits.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let n: f64 = digits.parse().ok()?;
+    let mult = match &v[end..] {
+        "" | "%" | "x" => 1.0,
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" | "sec" | "secs" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        "B" | "b" => 1.0,
+        "K" | "k" | "Ki" | "KB" | "KiB" | "kB" => 1024.0,
+        "M" | "Mi" | "MB" | "MiB" => 1024.0 * 1024.0,
+        "G" | "Gi" | "GB" | "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "T" | "Ti" | "TB" | "TiB" => 1024f64.powi(4),
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+/// Value counts of one field (or one template slot) over the units that have it.
+#[derive(Debug, Clone)]
+pub struct Dist {
+    /// Field name, or the template text for a slot.
+    pub name: String,
+    /// (value, count), most frequent first.
+    pub counts: Vec<(String, usize)>,
+    /// Units with the field.
+    pub n: usize,
+    /// Whether there are more values than kept in `counts`.
+    pub open: bool,
+}
+
+impl Dist {
+    /// Categorical: few distinct values, each repeated; a measure (decimals, or more than
+    /// [`MAX_NUMERIC_CATEGORIES`] distinct integers) is not, though its values repeat.
+    pub fn categorical(&self) -> bool {
+        if self.n < MIN_FIELD_UNITS
+            || self.open
+            || self.counts.len() < 2
+            || self.counts.len() > MAX_CATEGORIES
+            || self.counts.len() * 2 > self.n
+        {
+            return false;
+        }
+        let numeric = self.counts.iter().all(|(v, _)| number(v).is_some());
+        let decimal = self.counts.iter().any(|(v, _)| v.contains('.'));
+        !(numeric && (decimal || self.counts.len() > MAX_NUMERIC_CATEGORIES))
+    }
+
+    /// Share of the most frequent value.
+    fn mode_share(&self) -> f64 {
+        self.counts
+            .first()
+            .map_or(0.0, |c| c.1 as f64 / self.n.max(1) as f64)
+    }
+
+    /// 0..=1: how rare `value` is among the field's values (0 when not rare).
+    pub fn rarity(&self, value: &str) -> f64 {
+        if !self.categorical() {
+            return 0.0;
+        }
+        let Some(&(_, c)) = self.counts.iter().find(|(v, _)| v == value) else {
+            return 0.0;
+        };
+        let share = c as f64 / self.n as f64;
+        let mode = self.mode_share();
+        if share <= RARE_VALUE_SHARE && mode >= 2.0 * share {
+            (1.0 - share / mode).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Value distributions of every field of the units.
+pub fn field_dists(u: &Units) -> Vec<Dist> {
+    let mut maps: Vec<HashMap<&str, usize>> = vec![HashMap::new(); u.fields.len()];
+    let mut n = vec![0usize; u.fields.len()];
+    let mut open = vec![false; u.fields.len()];
+    for unit in &u.units {
+        let mut seen: HashSet<usize> = HashSet::new();
+        for (f, v) in &unit.fields {
+            if !seen.insert(*f) {
+                continue;
+            }
+            n[*f] += 1;
+            let m = &mut maps[*f];
+            if m.len() < 64 || m.contains_key(v.as_str()) {
+                *m.entry(v.as_str()).or_default() += 1;
+            } else {
+                open[*f] = true;
+            }
+        }
+    }
+    maps.into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mut counts: Vec<(String, usize)> =
+                m.into_iter().map(|(k, c)| (k.to_string(), c)).collect();
+            counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            Dist {
+                name: u.fields[i].name.clone(),
+                counts,
+                n: n[i],
+                open: open[i],
+            }
+        })
+        .collect()
+}
+
+/// The distribution of one template slot.
+pub(super) fn slot_dist(m: &HashMap<String, usize>, total: usize) -> Dist {
+    let mut counts: Vec<(String, usize)> = m.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let kept: usize = counts.iter().map(|c| c.1).sum();
+    Dist {
+        name: String::new(),
+        counts,
+        n: total,
+        open: kept < total,
+    }
+}

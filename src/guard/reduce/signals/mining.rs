@@ -1,0 +1,174 @@
+//! Facts mined from the whole input for the Key facts: counts per template and per value of
+//! categorical fields and template slots, and small objects shown whole.
+
+use super::{field_dists, normalise, slot_dist, summary_key, Dist};
+use crate::guard::reduce::rank::{bm25, Query};
+use crate::guard::reduce::units::Units;
+use crate::guard::reduce::{clip_str, show_line_max};
+
+/// A fact mined from the whole input, for the Key facts section.
+#[derive(Debug, Clone)]
+pub struct Fact {
+    /// The rendered fact.
+    pub text: String,
+    /// Anchor line, if any.
+    pub line: Option<usize>,
+    /// 0..=1: how much it matters (relevance to the intent, rarity, summary-ness).
+    pub weight: f64,
+}
+
+/// Renders a count the way the summary states counts: `×N` (a count toolsum made, never read
+/// as a figure quoted from the input).
+fn times(n: usize) -> String {
+    format!("×{n}")
+}
+
+/// Facts mined from the whole input: counts per template, per value of categorical fields and
+/// template slots, and small objects shown whole.
+pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
+    let mut out = Vec::new();
+    let n = u.units.len().max(1);
+    // Templates by count (line inputs that repeat).
+    if !u.structured {
+        let texts: Vec<String> = u.templates.iter().map(|t| t.text.clone()).collect();
+        let mut rel = bm25(q, &texts);
+        normalise(&mut rel);
+        let mut order: Vec<usize> = (0..u.templates.len())
+            .filter(|&i| u.templates[i].count >= 3)
+            .collect();
+        order.sort_by(|&a, &b| {
+            let ka = u.templates[a].count as f64 / n as f64 + rel[a];
+            let kb = u.templates[b].count as f64 / n as f64 + rel[b];
+            kb.total_cmp(&ka)
+        });
+        for &i in order.iter().take(5) {
+            let t = &u.templates[i];
+            let example = u
+                .units
+                .iter()
+                .find(|x| x.template == i)
+                .map(|x| show_line_max(&x.text, 140))
+                .unwrap_or_default();
+            out.push(Fact {
+                text: format!(
+                    "{} lines like L{}: {} (first L{}, last L{})",
+                    times(t.lines),
+                    t.first,
+                    example,
+                    t.first,
+                    t.last
+                ),
+                line: None,
+                weight: 0.35 + 0.4 * rel[i] + 0.25 * (t.count as f64 / n as f64),
+            });
+            // Counts per value of a categorical slot ("requests per endpoint").
+            for m in &t.slots {
+                let d = slot_dist(m, t.count);
+                if d.categorical() {
+                    let vals: Vec<String> = d.counts.iter().map(|c| c.0.clone()).collect();
+                    let vrel = bm25(q, &vals).iter().cloned().fold(0.0, f64::max);
+                    out.push(Fact {
+                        text: format!("values in lines like L{}: {}", t.first, dist_text(&d)),
+                        line: None,
+                        weight: 0.3 + 0.4 * (vrel > 0.0) as u8 as f64 + 0.3 * rel[i],
+                    });
+                }
+            }
+        }
+    }
+    // Categorical fields of records.
+    let dists = field_dists(u);
+    let names: Vec<String> = dists
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}",
+                d.name,
+                d.counts
+                    .iter()
+                    .take(12)
+                    .map(|c| c.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        })
+        .collect();
+    let mut rel = bm25(q, &names);
+    normalise(&mut rel);
+    let mut cats: Vec<(f64, usize)> = dists
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.categorical() && d.n * 5 >= n.min(d.n * 5))
+        .map(|(i, d)| {
+            let rare = d.counts.iter().any(|(v, _)| d.rarity(v) > 0.0) as u8 as f64;
+            (0.2 + 0.5 * rel[i] + 0.3 * rare, i)
+        })
+        .collect();
+    cats.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (w, i) in cats.into_iter().take(4) {
+        out.push(Fact {
+            text: format!("{}: {}", shown_path(&dists[i].name), dist_text(&dists[i])),
+            line: None,
+            weight: w,
+        });
+    }
+    // Small objects shown whole: summaries and the ones the intent names.
+    if !u.objects.is_empty() {
+        let docs: Vec<String> = u
+            .objects
+            .iter()
+            .map(|(_, p, r)| format!("{p} {}", clip_str(r, 300)))
+            .collect();
+        let mut rel = bm25(q, &docs);
+        normalise(&mut rel);
+        let mut objs: Vec<(f64, usize)> = u
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(i, (_, p, _))| {
+                let sum = summary_key(p) as u8 as f64;
+                let shallow = 1.0 / p.split('.').count() as f64;
+                (0.25 + 0.4 * rel[i] + 0.25 * sum + 0.1 * shallow, i)
+            })
+            .collect();
+        objs.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (w, i) in objs.into_iter().take(4) {
+            let (line, path, r) = &u.objects[i];
+            out.push(Fact {
+                text: format!("{}: {r}", shown_path(path)),
+                line: Some(*line),
+                weight: w,
+            });
+        }
+    }
+    out
+}
+
+/// A field or object path as a fact names it: segments joined by ` › ` rather than `.` or
+/// `/`, so that a path we built (`slices.64513:775.HitTest`, `set/item/price`) never reads
+/// as a file path or `file:line` quoted from the output.
+pub fn shown_path(p: &str) -> String {
+    p.replace(['.', '/'], " › ")
+}
+
+/// `v1 ×n1, v2 ×n2, ...` most frequent first; rare values always shown; at most 10.
+fn dist_text(d: &Dist) -> String {
+    let mut shown: Vec<&(String, usize)> = d.counts.iter().take(8).collect();
+    for c in d.counts.iter().skip(8) {
+        if d.rarity(&c.0) > 0.0 && shown.len() < 10 {
+            shown.push(c);
+        }
+    }
+    let mut s = shown
+        .iter()
+        .map(|(v, c)| format!("{} {}", show_line_max(v, 60), times(*c)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if d.counts.len() > shown.len() {
+        s.push_str(&format!(
+            ", and {} more values",
+            d.counts.len() - shown.len()
+        ));
+    }
+    s
+}

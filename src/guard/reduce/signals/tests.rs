@@ -1,0 +1,135 @@
+//! Tests of the signals and facts.
+
+use super::*;
+
+fn score_q(u: &Units, q: &Query) -> Scores {
+    score(u, q, &Asks::default())
+}
+use crate::guard::reduce::units::build;
+use crate::guard::reduce::Kind;
+
+#[test]
+fn numbers_with_units() {
+    assert!((number("350ms").unwrap() - 0.35).abs() < 1e-12);
+    assert_eq!(number("2G"), Some(2.0 * 1024.0 * 1024.0 * 1024.0));
+    assert_eq!(number("1,234"), Some(1234.0));
+    assert_eq!(number("7:53.61"), Some(473.61));
+    assert_eq!(number("abc"), None);
+    assert_eq!(number("v1.2"), None);
+}
+
+#[test]
+fn a_rare_ordinary_line_is_rare() {
+    let mut text = String::new();
+    for i in 0..200 {
+        text.push_str(&format!(
+            "Jan  1 10:{:02}:00 sshd[{i}]: Failed password for root from 10.0.0.{} port 22\n",
+            i % 60,
+            i % 250
+        ));
+    }
+    text.push_str(
+        "Jan  1 11:00:00 sshd[999]: Accepted password for deploy from 10.0.0.7 port 22\n",
+    );
+    let u = build(&text, Kind::Log);
+    let s = score_q(&u, &Query::new("did any login succeed?"));
+    let last = u.units.len() - 1;
+    assert!(s.rare[last] > 0.8, "{}", s.rare[last]);
+    assert!(s.rare[..last].iter().all(|&r| r < 0.2));
+}
+
+#[test]
+fn a_rare_categorical_value_is_rare() {
+    let mut recs = Vec::new();
+    for i in 0..40 {
+        let st = if i == 17 { "firing" } else { "inactive" };
+        recs.push(serde_json::json!({"name": format!("alert{i}"), "state": st}));
+    }
+    let text = serde_json::to_string_pretty(&serde_json::json!({"alerts": recs})).unwrap();
+    let u = build(&text, Kind::Json);
+    let s = score_q(&u, &Query::new("which alerts are active?"));
+    let i = u
+        .units
+        .iter()
+        .position(|x| x.text.contains("firing"))
+        .unwrap();
+    assert!(s.rare[i] > 0.8, "{}", s.rare[i]);
+    let f = facts(&u, &Query::new("which alerts are active?"));
+    assert!(
+        f.iter()
+            .any(|x| x.text.starts_with("state: inactive ×39, firing ×1")),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn extremes_of_a_column_and_of_a_slot() {
+    let mut text = String::from("PID USER %CPU RSS COMMAND\n");
+    for i in 0..30 {
+        text.push_str(&format!(
+            "{} root {}.0 {} proc{i}\n",
+            100 + i,
+            i % 7,
+            (i * 37) % 101 * 1000
+        ));
+    }
+    let u = build(&text, Kind::Table);
+    let s = score_q(&u, &Query::new("which processes use the most memory?"));
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert!(
+        u.units[best].text.contains(" 97000 "),
+        "{}",
+        u.units[best].text
+    );
+    // GC pauses in log lines: the longest pause is an extreme of its slot.
+    let mut log = String::new();
+    for i in 0..40 {
+        log.push_str(&format!(
+            "[{i}.{i:03}s] GC(1{i}) Pause Young (Normal) {}M->{}M {}.{}ms\n",
+            50 + i,
+            10 + i,
+            (i * 13) % 17,
+            i
+        ));
+    }
+    let u = build(&log, Kind::Log);
+    let s = score_q(&u, &Query::new("what were the longest GC pauses?"));
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert!(
+        u.units[best].text.ends_with("16.35ms") || u.units[best].text.contains("16."),
+        "{}",
+        u.units[best].text
+    );
+}
+
+#[test]
+fn ids_and_clocks_have_no_extremes() {
+    let mut text = String::from("id,ts,size\n");
+    for i in 0..20 {
+        text.push_str(&format!("{},{},{}\n", 1000 - i, 1_700_000_000 + i, 5));
+    }
+    let u = build(&text, Kind::Csv);
+    let s = score_q(&u, &Query::new("x"));
+    assert!(s.ext.iter().all(|&e| e == 0.0));
+}
+
+#[test]
+fn small_summary_objects_become_facts() {
+    let mut tests = Vec::new();
+    for i in 0..50 {
+        tests.push(serde_json::json!({"title": format!("t{i}"), "state": "passed"}));
+    }
+    let v = serde_json::json!({"stats": {"suites": 3, "tests": 50, "passes": 49, "failures": 1}, "tests": tests});
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    let u = build(&text, Kind::Json);
+    let f = facts(&u, &Query::new("how many tests failed?"));
+    let stats = f
+        .iter()
+        .find(|x| x.text.starts_with("stats:"))
+        .expect("stats shown");
+    assert!(stats.text.contains("\"failures\": 1"), "{}", stats.text);
+}

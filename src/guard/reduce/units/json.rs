@@ -1,0 +1,477 @@
+//! JSON unit builders: a JSON document (also after a short preamble) walked into records,
+//! leaves and noted objects, with embedded JSON and multi-line strings unwrapped, and NDJSON
+//! lines as records.
+
+use serde_json::Value;
+
+use super::{keep_line, line_starts, parts, Builder, UnitKind, LONG_LINE_BYTES, MAX_UNITS};
+use crate::guard::reduce::{clip_str, show_line_max, CUT_MARK};
+
+/// Shown bytes of a record's rendering.
+const RECORD_SHOW_BYTES: usize = 420;
+/// Fewest objects in a JSON array for its elements to be records.
+const MIN_RECORDS: usize = 3;
+/// Deepest JSON nesting walked for records and leaves.
+const MAX_JSON_DEPTH: usize = 12;
+/// Shortest JSON string (bytes) tried as embedded JSON or as text with lines of its own.
+const EMBEDDED_MIN: usize = 80;
+
+/// Most bytes of text before a JSON document (a test snapshot's header, a tool's banner).
+const MAX_PREAMBLE: usize = 4096;
+
+/// A JSON document after a short preamble: the first line that opens an object or array,
+/// within [`MAX_PREAMBLE`] bytes, starts it. The preamble's lines are units too.
+pub(super) fn json_after_preamble(b: &mut Builder, text: &str) -> bool {
+    let mut off = 0;
+    for (i, l) in text.split('\n').enumerate() {
+        if off > MAX_PREAMBLE {
+            return false;
+        }
+        let t = l.trim_start();
+        if i > 0 && (t.starts_with('{') || t.starts_with('[')) {
+            let rest = &text[off..];
+            let Ok(v) = serde_json::from_str::<Value>(rest) else {
+                return false;
+            };
+            for (k, pl) in text[..off].split('\n').enumerate() {
+                b.line(k + 1, pl);
+            }
+            let starts = line_starts(text);
+            let mut w = JsonWalk {
+                starts,
+                text,
+                pretty: pretty_style(rest),
+                cursor: off,
+                in_record: false,
+            };
+            w.walk(b, &v, "", 0);
+            return true;
+        }
+        off += l.len() + 1;
+    }
+    false
+}
+
+/// How the JSON text writes a key and its value: `"k": v` (pretty) or `"k":v` (compact).
+fn pretty_style(text: &str) -> bool {
+    let head = clip_str(text, 64 * 1024);
+    let spaced = head.matches("\": ").count();
+    let tight = head.matches("\":").count().saturating_sub(spaced);
+    spaced >= tight
+}
+
+/// A scalar as JSON text (strings quoted and escaped as serde_json writes them).
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => Some(v.to_string()),
+        _ => None,
+    }
+}
+
+/// The plain value of a scalar (strings unquoted), for field statistics.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Scalar leaves of an object, depth-first, as (relative path, value), at most `max`.
+fn flat_leaves<'a>(
+    v: &'a Value,
+    prefix: &str,
+    depth: usize,
+    max: usize,
+    out: &mut Vec<(String, &'a Value)>,
+) {
+    if out.len() >= max || depth > 3 {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                match x {
+                    Value::Object(_) => flat_leaves(x, &p, depth + 1, max, out),
+                    Value::Array(a)
+                        if a.iter().all(|e| !e.is_object() && !e.is_array()) && a.len() <= 8 =>
+                    {
+                        for e in a {
+                            if out.len() < max {
+                                out.push((format!("{p}[]"), e));
+                            }
+                        }
+                    }
+                    Value::Array(_) => {}
+                    _ => out.push((p, x)),
+                }
+                if out.len() >= max {
+                    return;
+                }
+            }
+        }
+        _ => out.push((prefix.to_string(), v)),
+    }
+}
+
+/// Each scalar leaf as the file writes it: `"key": value` (`"key":value` when compact); long
+/// string values are cut outside their quotes.
+fn pairs(leaves: &[(String, &Value)], pretty: bool) -> Vec<String> {
+    let sep = if pretty { "\": " } else { "\":" };
+    leaves
+        .iter()
+        .map(|(k, v)| {
+            let key = k.rsplit('.').next().unwrap_or(k).trim_end_matches("[]");
+            let pair = format!("\"{key}{sep}{}", scalar(v).unwrap_or_default());
+            show_line_max(&pair, RECORD_SHOW_BYTES / 2)
+        })
+        .collect()
+}
+
+/// Renders a record: its scalar leaves as `"key": value` pairs (the file's own spacing), joined
+/// by `, `, in braces when whole; a record too long to show whole ends with the cut mark.
+fn render_record(leaves: &[(String, &Value)], pretty: bool) -> String {
+    let sep = if pretty { "\": " } else { "\":" };
+    let mut out = String::from("{");
+    let mut cut = false;
+    for (i, (k, v)) in leaves.iter().enumerate() {
+        let Some(val) = scalar(v) else { continue };
+        let key = k.rsplit('.').next().unwrap_or(k).trim_end_matches("[]");
+        let pair = format!("\"{key}{sep}{val}");
+        if out.len() + pair.len() > RECORD_SHOW_BYTES {
+            // A long string value is cut outside its quotes, never inside.
+            cut = true;
+            if i == 0 {
+                out.push_str(&show_line_max(&pair, RECORD_SHOW_BYTES));
+            }
+            break;
+        }
+        if i > 0 {
+            out.push_str(if pretty { ", " } else { "," });
+        }
+        out.push_str(&pair);
+    }
+    if cut {
+        out.push_str(&format!(" {}", CUT_MARK));
+    } else {
+        out.push('}');
+    }
+    out
+}
+
+/// Walks a JSON document: arrays of objects become records, other scalars leaves, small
+/// shallow objects are noted whole, and strings holding JSON or many lines are unwrapped.
+struct JsonWalk<'t> {
+    starts: Vec<usize>,
+    text: &'t str,
+    pretty: bool,
+    /// Byte offset where the search for the next key's line continues.
+    cursor: usize,
+    /// Inside a record: its nested objects are part of it, not objects of their own.
+    in_record: bool,
+}
+
+impl JsonWalk<'_> {
+    /// The line of the next occurrence of `"key"` at or after the cursor (approximate for
+    /// repeated keys, exact for documents read in order, which serde_json's map keeps when
+    /// the keys are unique per object).
+    fn line_of_key(&mut self, key: &str) -> usize {
+        let needle = format!("\"{key}\"");
+        let hay = &self.text.as_bytes()[self.cursor.min(self.text.len())..];
+        if let Some(p) = memchr::memmem::find(hay, needle.as_bytes()) {
+            self.cursor += p + needle.len();
+        }
+        match self.starts.binary_search(&self.cursor) {
+            Ok(i) => i + 1,
+            Err(i) => i.max(1),
+        }
+    }
+
+    fn here(&self) -> usize {
+        match self.starts.binary_search(&self.cursor) {
+            Ok(i) => i + 1,
+            Err(i) => i.max(1),
+        }
+    }
+
+    fn walk(&mut self, b: &mut Builder, v: &Value, path: &str, depth: usize) {
+        if depth > MAX_JSON_DEPTH || b.units.len() >= MAX_UNITS {
+            return;
+        }
+        match v {
+            Value::Object(m) => {
+                let scalars = m.values().filter(|x| scalar(x).is_some()).count();
+                let nested = m.len() - scalars;
+                if !self.in_record && depth > 0 && (2..=14).contains(&scalars) && nested <= 2 {
+                    let leaves: Vec<(String, &Value)> = m
+                        .iter()
+                        .filter(|(_, x)| scalar(x).is_some())
+                        .map(|(k, x)| (k.clone(), x))
+                        .collect();
+                    let line = self.here();
+                    b.objects
+                        .push((line, path.to_string(), render_record(&leaves, self.pretty)));
+                }
+                for (k, x) in m {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    let line = self.line_of_key(k);
+                    match x {
+                        Value::String(s) if s.len() >= EMBEDDED_MIN || s.contains('\n') => {
+                            self.string(b, s, &p, line, depth)
+                        }
+                        _ if scalar(x).is_some() => {
+                            let sep = if self.pretty { "\": " } else { "\":" };
+                            let shown =
+                                keep_line(&format!("\"{k}{sep}{}", scalar(x).unwrap_or_default()));
+                            let u = b.push(line, shown, UnitKind::Leaf, p.clone());
+                            let f = b.field(&p);
+                            b.units[u].fields.push((f, plain(x)));
+                        }
+                        _ => self.walk(b, x, &p, depth + 1),
+                    }
+                }
+            }
+            Value::Array(a) => {
+                let objects = a.iter().filter(|x| x.is_object()).count();
+                let p = format!("{path}[]");
+                // Inside a record, an array of objects is records however short (each
+                // record's copy of it is one of many).
+                let min = if self.in_record { 1 } else { MIN_RECORDS };
+                if objects >= min && objects * 10 >= a.len() * 8 {
+                    for x in a {
+                        self.record(b, x, &p, depth);
+                    }
+                } else {
+                    for x in a {
+                        match x {
+                            Value::String(s) if s.len() >= EMBEDDED_MIN || s.contains('\n') => {
+                                let line = self.here();
+                                self.string(b, s, &p, line, depth)
+                            }
+                            _ if scalar(x).is_some() => {
+                                let line = self.here();
+                                let shown = keep_line(&scalar(x).unwrap_or_default());
+                                let u = b.push(line, shown, UnitKind::Leaf, p.clone());
+                                let f = b.field(&p);
+                                b.units[u].fields.push((f, plain(x)));
+                            }
+                            _ => self.walk(b, x, &p, depth + 1),
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// One element of a record array.
+    fn record(&mut self, b: &mut Builder, x: &Value, path: &str, depth: usize) {
+        let Value::Object(m) = x else {
+            return self.walk(b, x, path, depth + 1);
+        };
+        // Anchor: the record's first key.
+        let line = m.keys().next().map_or(self.here(), |k| {
+            let save = self.cursor;
+            let l = self.line_of_key(k);
+            self.cursor = save;
+            l
+        });
+        let mut leaves = Vec::new();
+        flat_leaves(x, "", 0, 48, &mut leaves);
+        let shown = render_record(&leaves, self.pretty);
+        let u = b.push(line, shown, UnitKind::Record, path.to_string());
+        let ids: Vec<(usize, String)> =
+            leaves.iter().map(|(k, v)| (b.field(k), plain(v))).collect();
+        b.units[u].fields = ids;
+        b.units[u].pairs = pairs(&leaves, self.pretty);
+        b.units[u].pair_sep = if self.pretty { ", " } else { "," };
+        // Nested arrays of objects and long strings inside the record are walked too.
+        let was = std::mem::replace(&mut self.in_record, true);
+        for (k, v) in m {
+            let p = format!("{path}.{k}");
+            match v {
+                Value::Array(a) if a.iter().any(|e| e.is_object()) => {
+                    let _ = self.line_of_key(k);
+                    self.walk(b, v, &p, depth + 1)
+                }
+                Value::Object(o) if o.values().any(|e| e.is_array() || e.is_object()) => {
+                    let _ = self.line_of_key(k);
+                    self.walk(b, v, &p, depth + 1)
+                }
+                Value::String(s)
+                    if s.len() >= EMBEDDED_MIN
+                        && (s.contains('\n') || s.trim_start().starts_with(['{', '['])) =>
+                {
+                    let line = self.line_of_key(k);
+                    self.string(b, s, &p, line, depth)
+                }
+                _ => {}
+            }
+        }
+        self.in_record = was;
+        // The walk for the next record resumes after this one's keys.
+        if let Some(k) = m.keys().next_back() {
+            let _ = self.line_of_key(k);
+        }
+    }
+
+    /// A long string value: embedded JSON is walked as a document of its own; text with
+    /// lines gives a unit per line (anchored at the string's line); else one leaf.
+    fn string(&mut self, b: &mut Builder, s: &str, path: &str, line: usize, depth: usize) {
+        let t = s.trim_start();
+        if t.starts_with(['{', '[']) {
+            if let Ok(inner) = serde_json::from_str::<Value>(s) {
+                let mut w = JsonWalk {
+                    starts: vec![0],
+                    text: "",
+                    pretty: pretty_style(s),
+                    cursor: 0,
+                    in_record: self.in_record,
+                };
+                let before = b.units.len();
+                let objects = b.objects.len();
+                w.walk(b, &inner, path, depth + 1);
+                // Shown as the saved file has them: escaped inside the string.
+                for u in &mut b.units[before..] {
+                    u.line = line;
+                    u.text = escape(&u.text);
+                    for p in &mut u.pairs {
+                        *p = escape(p);
+                    }
+                }
+                for o in &mut b.objects[objects..] {
+                    o.0 = line;
+                    o.2 = escape(&o.2);
+                }
+                return;
+            }
+        }
+        if s.contains('\n') {
+            // Each line shown as the saved file has it: escaped inside the JSON string.
+            for l in s.split('\n') {
+                let l = l.trim_end_matches('\r');
+                if l.trim().is_empty() {
+                    continue;
+                }
+                if l.len() > LONG_LINE_BYTES {
+                    for p in parts(l) {
+                        b.push(
+                            line,
+                            keep_line(&escape(p.trim())),
+                            UnitKind::Part,
+                            path.to_string(),
+                        );
+                    }
+                } else {
+                    b.push(
+                        line,
+                        keep_line(&escape(l)),
+                        UnitKind::Line,
+                        path.to_string(),
+                    );
+                }
+            }
+            return;
+        }
+        let key = path
+            .rsplit('.')
+            .next()
+            .unwrap_or(path)
+            .trim_end_matches("[]");
+        let sep = if self.pretty { "\": " } else { "\":" };
+        let whole = format!("\"{key}{sep}{}", Value::String(s.to_string()));
+        if whole.len() > LONG_LINE_BYTES {
+            for p in parts(s) {
+                b.push(line, keep_line(p.trim()), UnitKind::Part, path.to_string());
+            }
+        } else {
+            let u = b.push(line, keep_line(&whole), UnitKind::Leaf, path.to_string());
+            let f = b.field(path);
+            b.units[u].fields.push((f, s.to_string()));
+        }
+    }
+}
+
+/// `s` as it is written inside a JSON string (quotes, backslashes and control characters
+/// escaped, as serde_json writes them), without the surrounding quotes.
+fn escape(s: &str) -> String {
+    let q = Value::String(s.to_string()).to_string();
+    q[1..q.len() - 1].to_string()
+}
+
+/// A JSON document. Returns false when it does not parse.
+pub(super) fn json_doc(b: &mut Builder, text: &str) -> bool {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return false;
+    };
+    let mut w = JsonWalk {
+        starts: line_starts(text),
+        text,
+        pretty: pretty_style(text),
+        cursor: 0,
+        in_record: false,
+    };
+    w.walk(b, &v, "", 0);
+    !b.units.is_empty()
+}
+
+/// Newline-delimited JSON: each object line is a record; other lines are lines.
+pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
+    let pretty = pretty_style(text);
+    for (i, l) in text.split('\n').enumerate() {
+        if b.units.len() >= MAX_UNITS {
+            break;
+        }
+        let l = l.trim_end_matches('\r');
+        if l.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(l) {
+            Ok(v @ Value::Object(_)) => {
+                let mut leaves = Vec::new();
+                flat_leaves(&v, "", 0, 48, &mut leaves);
+                // A line short enough is shown as it is; a long one as its leaves.
+                let shown = if l.len() <= RECORD_SHOW_BYTES {
+                    keep_line(l)
+                } else {
+                    render_record(&leaves, pretty)
+                };
+                let u = b.push(i + 1, shown, UnitKind::Record, String::new());
+                let ids: Vec<(usize, String)> =
+                    leaves.iter().map(|(k, v)| (b.field(k), plain(v))).collect();
+                b.units[u].fields = ids;
+                b.units[u].pairs = pairs(&leaves, pretty);
+                b.units[u].pair_sep = if pretty { ", " } else { "," };
+                // Long text fields (a log message with its own lines) are units too.
+                if let Value::Object(m) = &v {
+                    for (k, x) in m {
+                        if let Value::String(s) = x {
+                            if s.len() >= EMBEDDED_MIN && s.contains('\n') {
+                                let mut w = JsonWalk {
+                                    starts: vec![0],
+                                    text: "",
+                                    pretty,
+                                    cursor: 0,
+                                    in_record: false,
+                                };
+                                w.string(b, s, k, i + 1, 1);
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
+            }
+        }
+    }
+    !b.units.is_empty()
+}

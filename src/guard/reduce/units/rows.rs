@@ -1,0 +1,185 @@
+//! Row unit builders: CSV / TSV with a header, whitespace-aligned tables, and the tables found
+//! inside plain text (runs of `|`-bordered or tab-separated lines).
+
+use super::{keep_line, Builder, UnitKind, MAX_UNITS};
+use crate::guard::reduce::{signals, table};
+
+/// Fewest consecutive lines split alike (`|`-bordered or tab-separated) for them to be a
+/// table inside a text (a report's "Top 20 classes" table, a tab-separated section).
+const MIN_RUN: usize = 4;
+
+/// The cells of a `|`-bordered or tab-separated line, with the delimiter; `None` for other
+/// lines and for rules (`+----+`, `|---|`).
+fn run_cells(line: &str) -> Option<(char, Vec<String>)> {
+    let t = line.trim();
+    if t.chars()
+        .all(|c| matches!(c, '+' | '-' | '|' | '=' | ':' | ' '))
+    {
+        return None;
+    }
+    if t.matches('|').count() >= 3 {
+        let cells: Vec<String> = t
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect();
+        return Some(('|', cells));
+    }
+    if line.matches('\t').count() >= 2 {
+        return Some((
+            '\t',
+            line.split('\t').map(|c| c.trim().to_string()).collect(),
+        ));
+    }
+    None
+}
+
+/// Gives the line units of each table found inside a text (runs of lines split alike) the
+/// fields named by the run's first line, so signals see its columns.
+pub(super) fn table_runs(b: &mut Builder) {
+    let n = b.units.len();
+    let mut i = 0;
+    while i < n {
+        let Some((d, head)) = run_cells(&b.units[i].text).filter(|(_, c)| c.len() >= 3) else {
+            i += 1;
+            continue;
+        };
+        // The run: following lines with the same delimiter and cell count; rules between
+        // rows are allowed (they are not units when blank, and are skipped when drawn).
+        let mut j = i + 1;
+        let mut rows = Vec::new();
+        while j < n && b.units[j].line <= b.units[j - 1].line + 2 {
+            match run_cells(&b.units[j].text) {
+                Some((d2, c)) if d2 == d && c.len() == head.len() => rows.push((j, c)),
+                None if b.units[j].text.trim().starts_with(['+', '|', '-', '=']) => {}
+                _ => break,
+            }
+            j += 1;
+        }
+        if rows.len() + 1 >= MIN_RUN {
+            let numeric_head = head.iter().filter(|c| signals::number(c).is_some()).count();
+            let names: Vec<String> = if numeric_head * 2 < head.len() {
+                head.clone()
+            } else {
+                (1..=head.len()).map(|k| format!("column {k}")).collect()
+            };
+            let ids: Vec<usize> = names.iter().map(|n| b.field(n)).collect();
+            for (u, cells) in rows {
+                b.units[u].fields = ids.iter().copied().zip(cells).collect();
+            }
+        }
+        i = j.max(i + 1);
+    }
+}
+
+/// The delimiter of a CSV-like text: the one of `,`, `;`, tab, `|` that splits the first lines
+/// into the same number of fields, most fields first.
+fn delimiter(lines: &[&str]) -> Option<char> {
+    let mut best: Option<(char, usize)> = None;
+    for d in [',', '\t', ';', '|'] {
+        let counts: Vec<usize> = lines
+            .iter()
+            .take(20)
+            .map(|l| split_csv(l, d).len())
+            .collect();
+        let Some(&first) = counts.first() else {
+            continue;
+        };
+        if first >= 3
+            && counts.iter().filter(|&&c| c == first).count() * 10 >= counts.len() * 8
+            && best.is_none_or(|(_, n)| first > n)
+        {
+            best = Some((d, first));
+        }
+    }
+    best.map(|(d, _)| d)
+}
+
+/// Splits one CSV line on `d`, honouring double quotes.
+fn split_csv(line: &str, d: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut q = false;
+    for c in line.chars() {
+        if c == '"' {
+            q = !q;
+        } else if c == d && !q {
+            out.push(std::mem::take(&mut cur));
+            continue;
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    out.into_iter()
+        .map(|s| s.trim().trim_matches('"').to_string())
+        .collect()
+}
+
+/// CSV / TSV with a header row: each row a record with its columns as fields.
+pub(super) fn csv(b: &mut Builder, text: &str) -> bool {
+    let all: Vec<&str> = text.split('\n').collect();
+    let nonblank: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    if nonblank.len() < 3 {
+        return false;
+    }
+    let Some(d) = delimiter(&nonblank) else {
+        return false;
+    };
+    let mut header: Option<Vec<usize>> = None;
+    for (i, raw) in all.iter().enumerate() {
+        if b.units.len() >= MAX_UNITS {
+            break;
+        }
+        let l = raw.trim_end_matches('\r');
+        if l.trim().is_empty() {
+            continue;
+        }
+        let cells = split_csv(l, d);
+        match &header {
+            None => {
+                header = Some(cells.iter().map(|c| b.field(c)).collect());
+                b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
+            }
+            Some(h) => {
+                let h = h.clone();
+                let u = b.push(i + 1, keep_line(l), UnitKind::Record, String::new());
+                b.units[u].fields = h.into_iter().zip(cells).collect();
+            }
+        }
+    }
+    header.is_some() && b.units.len() >= 3
+}
+
+/// A whitespace-aligned table with a header (ps, kubectl get, df, dpkg -l): rows with columns.
+pub(super) fn table(b: &mut Builder, text: &str) -> bool {
+    let all: Vec<&str> = text.split('\n').collect();
+    let Some((hdr, cols)) = table::find_header(&all) else {
+        return false;
+    };
+    let ids: Vec<usize> = cols.iter().map(|(_, n)| b.field(n)).collect();
+    let body: Vec<usize> = (hdr + 1..all.len())
+        .filter(|&i| !all[i].trim().is_empty())
+        .collect();
+    let aligned = table::aligned(&all, &body, &cols);
+    for (i, raw) in all.iter().enumerate() {
+        if b.units.len() >= MAX_UNITS {
+            break;
+        }
+        let l = raw.trim_end_matches('\r');
+        if l.trim().is_empty() {
+            continue;
+        }
+        if i <= hdr {
+            b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
+            continue;
+        }
+        let cells = table::split_row(l, &cols, aligned);
+        let u = b.push(i + 1, keep_line(l), UnitKind::Record, String::new());
+        b.units[u].fields = ids.iter().copied().zip(cells).collect();
+    }
+    true
+}
