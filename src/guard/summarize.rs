@@ -461,7 +461,7 @@ fn verbatim_only(items: Vec<Item>, text: &str, sizes: &[usize]) -> Vec<Item> {
             }
             let raw = lines
                 .get_or_insert_with(|| text.lines().collect())
-                .get(n - 1)?;
+                .get(n.checked_sub(1)?)?;
             it.text = reduce::show_line(raw);
             ok(&it.render()).then_some(it)
         })
