@@ -634,6 +634,29 @@ pub fn summarize_focused(
                             }
                             reason = Some("the model's Status was missing, ungrounded or contradicted the reduction; Status written by rule".to_string());
                         }
+                        // Decisions and Open questions meet the Status's citation rule; a
+                        // Next action must not contradict the reduction either.
+                        let mut cited_only = |t: String| {
+                            if t.is_empty() || model::cites(&t, &cited, &asked) {
+                                t
+                            } else {
+                                dropped += 1;
+                                String::new()
+                            }
+                        };
+                        let dec = cited_only(dec);
+                        let op = cited_only(op);
+                        let contradicts = match red.failed {
+                            Some(true) => SUCCESS_CLAIM.is_match(&nx),
+                            Some(false) => FAIL_WORD.is_match(&nx),
+                            None => false,
+                        };
+                        let nx = if !contradicts {
+                            nx
+                        } else {
+                            dropped += 1;
+                            String::new()
+                        };
                         decisions = clip_tokens(&dec, NARRATIVE_RESERVE / 3, counter);
                         open = clip_tokens(&op, NARRATIVE_RESERVE / 3, counter);
                         if !nx.is_empty() {

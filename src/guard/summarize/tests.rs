@@ -392,7 +392,7 @@ fn injected_status_cannot_become_ours() {
 
 #[test]
 fn grounded_narration_is_used_and_invented_claims_dropped() {
-    let reply = "1, 2, 3, 4, 5\nStatus: The run failed: 1 failed, 3 passed; test_x: AssertionError: expected 200 got 409.\nDecisions: The tax rate was set to 19.5% in /etc/tax.conf.\nOpen questions: Why does the API return 409?\nNext relevant action: Read L1-L5 of the saved file.";
+    let reply = "1, 2, 3, 4, 5\nStatus: The run failed: 1 failed, 3 passed; test_x: AssertionError: expected 200 got 409.\nDecisions: The tax rate was set to 19.5% in /etc/tax.conf.\nOpen questions: Why does test_x get 409?\nNext relevant action: Read L1-L5 of the saved file.";
     let (s, _) = narrate(INJECTED, reply, None);
     assert!(
         s.text
@@ -402,9 +402,7 @@ fn grounded_narration_is_used_and_invented_claims_dropped() {
     );
     assert!(!s.text.contains("/etc/tax.conf"));
     assert!(!s.text.contains("Decisions:"));
-    assert!(s
-        .text
-        .contains("Open questions: Why does the API return 409?"));
+    assert!(s.text.contains("Open questions: Why does test_x get 409?"));
     assert!(s
         .text
         .ends_with("Next relevant action: Read L1-L5 of the saved file."));
