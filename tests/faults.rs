@@ -238,14 +238,30 @@ fn idle_connections_leave_status_a_slot(socket: &Path, session: &Path, big: &[u8
         "{e}"
     );
     drop(c);
-    let out = cli_guard(socket, session, big.to_vec(), &["--token-limit", "500"]);
-    assert!(out.status.success());
-    let r: GuardResponse = serde_json::from_slice(&out.stdout).unwrap();
+    // The CLI's guard meets the full daemon and answers locally. On a loaded machine a slot
+    // can come free between the check and the CLI's connect (seen on clean CI-like clones,
+    // cause not pinned down): each try first waits until the 64 idle ones hold every slot.
+    let mut seen = Vec::new();
+    let mut fell_back = None;
+    for _ in 0..4 {
+        wait_for(
+            "the 64 idle connections held",
+            Duration::from_secs(10),
+            || status(socket).is_some_and(|st| st["connections"]["active"] == json!(65)),
+        );
+        let out = cli_guard(socket, session, big.to_vec(), &["--token-limit", "500"]);
+        assert!(out.status.success());
+        let r: GuardResponse = serde_json::from_slice(&out.stdout).unwrap();
+        let why = r.reason.clone().unwrap_or_default();
+        if why.starts_with("daemon_unavailable") {
+            fell_back = Some(r);
+            break;
+        }
+        seen.push(why);
+    }
+    let r = fell_back.unwrap_or_else(|| panic!("never fell back: {seen:?}"));
     let why = r.reason.unwrap_or_default();
-    assert!(
-        why.starts_with("daemon_unavailable") && why.contains("overloaded"),
-        "{why}"
-    );
+    assert!(why.contains("overloaded"), "{why}");
     assert!(r.text.contains("Full response saved to"), "{}", r.text);
 
     wait_for(
