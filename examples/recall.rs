@@ -14,18 +14,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use toolsum::backend::{Narrator, TokenCounter};
+use toolsum::backend::Narrator;
 use toolsum::bench::{manifest, score};
 use toolsum::engine::{Engine, EngineOptions};
 use toolsum::guard::{self, GuardRequest, Limits};
 use toolsum::tokenizer::GgufTokenizer;
-
-struct Tok(GgufTokenizer);
-impl TokenCounter for Tok {
-    fn count(&self, text: &str) -> usize {
-        self.0.count(text)
-    }
-}
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -48,7 +41,7 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let path = toolsum::models::resolve(Some(&model))?;
-    let counter = Tok(GgufTokenizer::from_gguf_path(&path)?);
+    let counter = GgufTokenizer::from_gguf_path(&path)?;
     let mut engine = if narrate {
         Some(Engine::load(&EngineOptions {
             model_path: path.clone(),

@@ -3,19 +3,12 @@
 //! fact the question is about, quotes every excerpt as the file has it, and states nothing
 //! the output does not say.
 
-use toolsum::backend::{Narrator, TokenCounter};
+use toolsum::backend::Narrator;
 use toolsum::engine::{Engine, EngineOptions};
 use toolsum::guard::{self, GuardRequest, Limits, ResultKind};
 use toolsum::tokenizer::GgufTokenizer;
 
 use crate::util::model_path;
-
-struct Tok(GgufTokenizer);
-impl TokenCounter for Tok {
-    fn count(&self, text: &str) -> usize {
-        self.0.count(text)
-    }
-}
 
 /// A deploy tool's event log: long, all different (no template repeats, nothing rare), one
 /// line says the database migration was rolled back, and no word of the question ("did the
@@ -67,7 +60,11 @@ fn deploy_log() -> String {
     s
 }
 
-fn summarize(text: &str, engine: Option<&mut Engine>, counter: &Tok) -> guard::GuardResponse {
+fn summarize(
+    text: &str,
+    engine: Option<&mut Engine>,
+    counter: &GgufTokenizer,
+) -> guard::GuardResponse {
     let session = tempfile::tempdir().unwrap();
     let req = GuardRequest {
         content: text.as_bytes().to_vec(),
@@ -93,7 +90,7 @@ fn summarize(text: &str, engine: Option<&mut Engine>, counter: &Tok) -> guard::G
 #[test]
 fn the_model_picks_excerpts_that_are_quoted_verbatim_and_keeps_the_fact() {
     let path = model_path("small");
-    let counter = Tok(GgufTokenizer::from_gguf_path(&path).unwrap());
+    let counter = GgufTokenizer::from_gguf_path(&path).unwrap();
     let text = deploy_log();
     let without = summarize(&text, None, &counter);
     let mut engine = Engine::load(&EngineOptions {

@@ -201,6 +201,18 @@ impl Unit {
     }
 }
 
+impl Template {
+    /// Counts one more unit of the template, starting on `line` (units of one line count
+    /// the line once).
+    fn add(&mut self, line: usize) {
+        if self.count == 0 || self.last != line {
+            self.lines += 1;
+        }
+        self.count += 1;
+        self.last = line;
+    }
+}
+
 /// A group of units that differ only in variable parts.
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -429,12 +441,7 @@ impl Builder {
                     });
                     templates.len() - 1
                 });
-                let t = &mut templates[id];
-                if t.count == 0 || t.last != u.line {
-                    t.lines += 1;
-                }
-                t.count += 1;
-                t.last = u.line;
+                templates[id].add(u.line);
                 u.template = id;
             }
         } else {
@@ -532,12 +539,7 @@ fn mine(units: &mut [Unit], templates: &mut Vec<Template>) {
                 templates.len() - 1
             }
         };
-        let t = &mut templates[tid];
-        if t.count == 0 || t.last != u.line {
-            t.lines += 1;
-        }
-        t.count += 1;
-        t.last = u.line;
+        templates[tid].add(u.line);
         u.template = tid;
     }
     // Slot values, now that the templates' variable positions are known.
