@@ -525,7 +525,13 @@ pub fn summarize_focused(
         asks,
         specific_kind: kind.is_specific(),
     };
-    let mut packed = reduce::select::select(cands.clone(), items_budget, counter, &policy);
+    let headers = if kind.has_blocks() {
+        reduce::select::Headers::of(input.text)
+    } else {
+        reduce::select::Headers::default()
+    };
+    let mut packed =
+        reduce::select::select_with(cands.clone(), items_budget, counter, &policy, &headers);
     let reduce_ms = t0.elapsed().as_secs_f64() * 1000.0;
 
     let mut final_cands = cands.clone();
@@ -677,7 +683,7 @@ pub fn summarize_focused(
         + HEADER_RESERVE;
     let final_budget = cap.saturating_sub(used);
     if final_budget != items_budget || final_cands.len() != cands.len() {
-        packed = reduce::select::select(final_cands, final_budget, counter, &policy);
+        packed = reduce::select::select_with(final_cands, final_budget, counter, &policy, &headers);
     }
     let mut packed = verbatim_only(packed, input.text, &[input.bytes, input.text.len()]);
     packed.push(shown_fact(input.text, &packed));

@@ -78,6 +78,17 @@ impl Kind {
         )
     }
 
+    /// True for a kind whose lines may sit in indented blocks whose first line names the
+    /// record ([`select::Headers`]): plain lines, logs, stack traces, test reports, describe
+    /// pages. JSON units carry their own paths; tables, CSV, SQL, diffs and HTML have their
+    /// own structure.
+    pub fn has_blocks(self) -> bool {
+        matches!(
+            self,
+            Kind::Lines | Kind::Log | Kind::StackTrace | Kind::TestReport | Kind::Describe
+        )
+    }
+
     /// Stable name used in reports and the Key facts section.
     pub fn name(self) -> &'static str {
         match self {

@@ -15,8 +15,10 @@ use super::intent::Asks;
 use super::{clip_str, Item, MUST};
 use crate::backend::TokenCounter;
 
+mod headers;
 mod propose;
 
+pub use headers::Headers;
 pub use propose::{candidates, from_kind};
 
 /// Where a candidate comes from.
@@ -239,6 +241,20 @@ pub fn select(
     counter: &dyn TokenCounter,
     policy: &Policy,
 ) -> Vec<Item> {
+    select_with(cands, budget, counter, policy, &Headers::default())
+}
+
+/// [`select`], and each line taken from inside an indented block brings the block's header
+/// line ([`Headers`]) when it is not shown yet and both fit: a stanza's `state = Idle` comes
+/// with the `neighbor is 10.0.0.2` that opens it. The header costs its own tokens, from the
+/// same channel's share.
+pub fn select_with(
+    cands: Vec<Cand>,
+    budget: usize,
+    counter: &dyn TokenCounter,
+    policy: &Policy,
+    headers: &Headers,
+) -> Vec<Item> {
     let asked = policy.asked;
     let model = cands.iter().any(|c| c.channel == Channel::Model);
     let mut out: Vec<Item> = Vec::new();
@@ -279,6 +295,13 @@ pub fn select(
     });
     let mut core_used = 0;
     let mut rest = rest;
+    // The header of an item's block, when it is new.
+    let header_of = |it: &Item, seen: &Seen| -> Option<Item> {
+        if it.section == super::Section::KeyFacts || headers.is_empty() {
+            return None;
+        }
+        headers.header(it.line?, it).filter(|h| !seen.has(h))
+    };
     for c in core {
         let k = cost(&c.item);
         if seen.has(&c.item) {
@@ -288,6 +311,15 @@ pub fn select(
             core_used += k;
             used += k;
             seen.add(&c.item);
+            if let Some(h) = header_of(&c.item, &seen) {
+                let hk = cost(&h);
+                if core_used + hk <= core_room && used + hk <= budget {
+                    core_used += hk;
+                    used += hk;
+                    seen.add(&h);
+                    out.push(h);
+                }
+            }
             out.push(c.item);
         } else {
             rest.push(c);
@@ -422,6 +454,15 @@ pub fn select(
                     *group_total.entry(g).or_default() += 1;
                 }
                 seen.add(&cand.item);
+                if let Some(h) = header_of(&cand.item, &seen) {
+                    let hk = cost(&h);
+                    if used + hk <= budget {
+                        *spent.entry(c).or_default() += hk as f64;
+                        used += hk;
+                        seen.add(&h);
+                        out.push(h);
+                    }
+                }
                 out.push(cand.item);
                 took = true;
                 break;

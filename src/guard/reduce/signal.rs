@@ -22,7 +22,7 @@ static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
 });
 static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+(errors?|failures?|failed)\b|\bno errors?\b|\bwithout errors?\b").unwrap()
+    Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
 });
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
@@ -40,7 +40,10 @@ static CAUSED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(Caused by:|Suppressed:|During handling of the above exception|The above exception was the direct cause)").unwrap()
 });
 static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|])").unwrap()
+    // Upper case anywhere near the start; lower or mixed case only as a tag (`[info]`,
+    // `<warn>`), or as a line's first word before a colon (`error: ...`). A plain lower-case
+    // word ("due to holdtimer expired error") is prose, judged by the word vocabulary.
+    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(info|debug|trace|notice|warn|warning|error|fatal|critical|severe)\s*:").unwrap()
 });
 static STRONG_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"\bstatus:? [45]\d\d\b|HTTP/\d\.\d" [45]\d\d\b|(?i:\bexception\b)|[A-Za-z]+(Exception|Error)\b|\bTraceback\b|(?i:no space left)"#).unwrap()
@@ -88,7 +91,9 @@ pub fn severity(line: &str) -> Severity {
     // An explicit level near the start of a record decides, except for strong error signals
     // (HTTP 4xx/5xx, exceptions) inside INFO/DEBUG records.
     if let Some(c) = LEVEL.captures(crate::guard::reduce::clip_str(line, 120)) {
-        let lv = c[1].to_ascii_uppercase();
+        let lv = (1..=3)
+            .find_map(|k| c.get(k))
+            .map_or(String::new(), |m| m.as_str().to_ascii_uppercase());
         return match lv.as_str() {
             "WARN" | "WARNING" => Severity::Warn,
             "INFO" | "DEBUG" | "TRACE" | "NOTICE" => {
@@ -192,6 +197,25 @@ mod tests {
             Severity::None
         );
         assert_eq!(severity("Error: not found."), Severity::Error);
+        // Zero counts with words between, and a counter named before its zero.
+        assert_eq!(
+            severity("  0 input errors, 0 CRC, 0 frame, 0 ignored"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("  0 output errors, 136 collisions"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("  4 input errors, 0 CRC, 0 frame, 0 ignored"),
+            Severity::Error
+        );
+        assert_eq!(
+            severity("  Last reset by us never, due to No error"),
+            Severity::None
+        );
+        assert_eq!(severity("rx errors 0 dropped 0 overruns 0"), Severity::None);
+        assert_eq!(severity("rx errors 12 dropped 0"), Severity::Error);
         assert_eq!(
             severity("2015 - WARN  [x] - Connection broken for id 1, error = "),
             Severity::Warn

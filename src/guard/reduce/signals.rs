@@ -43,6 +43,10 @@ pub struct Scores {
     pub ext: Vec<f64>,
     /// First and last units.
     pub pos: Vec<f64>,
+    /// How large a unit's numbers are among its template's (0..=1, log scale, the largest
+    /// value of any numeric slot): of ten `N input errors` lines, the one with 28898. A tie
+    /// breaker inside the error and relevance channels ([`extremes::peaks`]).
+    pub peak: Vec<f64>,
     /// Why a unit is extreme, for the unit's annotation: the field and its rank.
     pub ext_why: HashMap<usize, String>,
     /// The fields that make a unit rare or extreme (unit -> field ids), shown when the unit is
@@ -118,6 +122,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         sal: vec![0.0; n],
         ext: vec![0.0; n],
         pos: vec![0.0; n],
+        peak: vec![0.0; n],
         ext_why: HashMap::new(),
         hot: HashMap::new(),
     };
@@ -348,6 +353,8 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             }
         }
     }
+
+    s.peak = extremes::peaks(u);
 
     // Position: the first and last units (a report's header and its final status).
     for (k, i) in (0..n).take(HEAD_UNITS).enumerate() {

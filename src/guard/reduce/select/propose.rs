@@ -19,6 +19,9 @@ const MIN_REL: f64 = 0.25;
 const MIN_RARE: f64 = 0.5;
 /// Least extremeness for the extremes channel.
 const MIN_EXT: f64 = 0.55;
+/// Weight of [`super::super::signals::Scores::peak`] in the error and relevance channels:
+/// enough to order a template's units by their numbers, not to outrank a better match.
+const PEAK_WEIGHT: f64 = 0.15;
 
 /// Bytes of a record shown in part: the fields that matter, not the first ones.
 const FOCUS_BYTES: usize = 300;
@@ -151,14 +154,17 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     // the end cannot push the first, different error (often the cause) out of the channel.
     let errors = top_diverse(
         &top_all(&|i| {
-            (u.units[i].sev != Severity::None).then(|| s.sal[i] + 0.3 * s.rel[i] + 0.2 * s.rare[i])
+            (u.units[i].sev != Severity::None)
+                .then(|| s.sal[i] + 0.3 * s.rel[i] + 0.2 * s.rare[i] + PEAK_WEIGHT * s.peak[i])
         }),
         u,
     );
     for (i, x) in errors {
         push(&mut out, Channel::Errors, i, x, None);
     }
-    for (i, x) in top(&|i| (s.rel[i] >= MIN_REL).then(|| s.rel[i] + 0.1 * s.sal[i])) {
+    for (i, x) in
+        top(&|i| (s.rel[i] >= MIN_REL).then(|| s.rel[i] + 0.1 * s.sal[i] + PEAK_WEIGHT * s.peak[i]))
+    {
         push(&mut out, Channel::Relevance, i, x, None);
     }
     for (i, x) in top(&|i| (s.rare[i] >= MIN_RARE).then(|| s.rare[i] + 0.3 * s.rel[i])) {

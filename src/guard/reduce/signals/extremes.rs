@@ -3,6 +3,63 @@
 
 use super::{Dist, MIN_FIELD_UNITS};
 use crate::guard::reduce::rank::{tokenize, Query};
+use crate::guard::reduce::signals::number;
+use crate::guard::reduce::units::{UnitKind, Units};
+
+/// Fewest units of a line template for [`peaks`] to compare their numbers.
+const MIN_PEAK_UNITS: usize = 3;
+
+/// Each unit's [`super::Scores::peak`]: for line templates of [`MIN_PEAK_UNITS`] or more
+/// units, per numeric slot, where the unit's value sits between the template's smallest and
+/// largest on a log scale (1.0 for the largest); the unit's best slot. Slots that rise in input
+/// order (clocks, sequence numbers) and slots with one value are skipped. Records get 0.
+pub(crate) fn peaks(u: &Units) -> Vec<f64> {
+    let mut out = vec![0.0; u.units.len()];
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); u.templates.len()];
+    for (i, unit) in u.units.iter().enumerate() {
+        if unit.kind != UnitKind::Record && unit.template < members.len() {
+            members[unit.template].push(i);
+        }
+    }
+    for (ti, m) in members.iter().enumerate() {
+        if m.len() < MIN_PEAK_UNITS {
+            continue;
+        }
+        let tt: Vec<&str> = u.templates[ti].text.split(' ').collect();
+        let slots: Vec<usize> = (0..tt.len()).filter(|&p| tt[p] == "<*>").collect();
+        for &p in &slots {
+            let vals: Vec<(usize, f64)> = m
+                .iter()
+                .filter_map(|&i| {
+                    let tok = u.units[i].text.split_whitespace().nth(p)?;
+                    Some((i, number(tok.trim_end_matches([',', ';', ':']))?))
+                })
+                .filter(|(_, v)| v.is_finite() && *v >= 0.0)
+                .collect();
+            if vals.len() < MIN_PEAK_UNITS {
+                continue;
+            }
+            let ups = vals.windows(2).filter(|w| w[1].1 > w[0].1).count();
+            if ups * 10 >= (vals.len() - 1) * 9 {
+                continue;
+            }
+            let lo = vals
+                .iter()
+                .map(|v| v.1)
+                .fold(f64::INFINITY, f64::min)
+                .ln_1p();
+            let hi = vals.iter().map(|v| v.1).fold(0.0, f64::max).ln_1p();
+            if hi - lo < 1e-9 {
+                continue;
+            }
+            for (i, v) in vals {
+                let x = ((v.ln_1p() - lo) / (hi - lo)).clamp(0.0, 1.0);
+                out[i] = f64::max(out[i], x);
+            }
+        }
+    }
+    out
+}
 
 /// Field names that are identifiers, positions or times: their extremes say nothing.
 fn ordinal_name(name: &str) -> bool {

@@ -1,0 +1,194 @@
+//! Record headers: the line that opens the indented block a quoted line sits in.
+//!
+//! In outputs made of indented stanzas (`show ip bgp neighbors`, `show interfaces`, YAML,
+//! pretty-printed XML, stack traces, `systemctl status`), a line such as `BGP state = Idle`
+//! or `<name>log4j</name>` says little without the line that opens its block (`BGP neighbor
+//! is 10.0.0.1`, `<component bom-ref="log4j@1.2.17">`). The selector quotes that header with
+//! any line it takes from inside the block ([`super::select_with`]). Nothing here knows a
+//! format: a header is the nearest line above with less indentation.
+
+use super::super::Item;
+
+/// Farthest a header may be above its line, in lines: a block longer than this is a section,
+/// not a record.
+pub const MAX_SPAN: usize = 400;
+
+/// Longest block a header may open, in lines: a longer one is a document or a whole list
+/// (`<components>`, a YAML `items:`), whose first line names no record.
+pub const MAX_BLOCK: usize = 150;
+
+/// Fewest ASCII letters or digits a header must have to be worth its tokens (not `{`, `-`,
+/// `</a>`).
+const MIN_ALNUM: usize = 4;
+
+/// Longest header quoted, in bytes; a longer one is cut like any shown line.
+const MAX_HEADER_BYTES: usize = 200;
+
+/// The header line of every line of a text, found once in one pass (an indentation stack).
+#[derive(Debug, Default, Clone)]
+pub struct Headers {
+    /// 1-based header line of each 1-based line (index `n - 1`); 0 when it has none.
+    parent: Vec<u32>,
+    /// The header lines' texts as shown, by 1-based line.
+    text: std::collections::HashMap<usize, String>,
+}
+
+/// Indentation width of a line: spaces count 1, a tab 4.
+fn indent(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
+/// True when a line could name a record: enough letters or digits, and not only a tag with no
+/// attributes (`<entry>`, `</a>`) or a bracket.
+fn header_like(line: &str) -> bool {
+    let t = line.trim();
+    let bare_tag = t.starts_with('<') && t.ends_with('>') && !t.contains([' ', '\t']);
+    t.bytes().filter(u8::is_ascii_alphanumeric).count() >= MIN_ALNUM && !bare_tag
+}
+
+impl Headers {
+    /// Headers of `text`'s lines (split on `\n`, as line anchors count them). A line's header
+    /// is the outermost line above it that opens a block holding it, of at most [`MAX_BLOCK`]
+    /// lines (a record, not the document or a whole list), and that is [`header_like`]: the
+    /// `FastEthernet1/0/29 is up` that opens an interface's stanza rather than the `5 minute
+    /// output rate` line its counters happen to be indented under. A text with no indented
+    /// line gets none.
+    pub fn of(text: &str) -> Headers {
+        let lines: Vec<&str> = text.split('\n').collect();
+        // Pass 1: nearest opener (1-based, 0 for none) and last line of each line's block.
+        let mut near = vec![0usize; lines.len() + 1];
+        let mut end: Vec<usize> = (0..=lines.len()).collect();
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        let mut last = 0;
+        for (i, line) in lines.iter().enumerate() {
+            let n = i + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let d = indent(line);
+            while let Some(&(sd, l)) = stack.last() {
+                if sd < d {
+                    break;
+                }
+                end[l] = last;
+                stack.pop();
+            }
+            near[n] = stack.last().map_or(0, |&(_, l)| l);
+            stack.push((d, n));
+            last = n;
+        }
+        for (_, l) in stack {
+            end[l] = last;
+        }
+        // Pass 2: walk each line's openers outwards.
+        let mut parent = vec![0u32; lines.len()];
+        let mut used = std::collections::HashSet::new();
+        for n in 1..=lines.len() {
+            let mut best = 0;
+            let mut p = near[n];
+            while p > 0 && n - p <= MAX_SPAN {
+                if end[p] - p < MAX_BLOCK && header_like(lines[p - 1]) {
+                    best = p;
+                }
+                p = near[p];
+            }
+            if best > 0 {
+                used.insert(best);
+                parent[n - 1] = best as u32;
+            }
+        }
+        let text = used
+            .into_iter()
+            .map(|l| {
+                (
+                    l,
+                    super::super::show_line_max(lines[l - 1], MAX_HEADER_BYTES),
+                )
+            })
+            .collect();
+        Headers { parent, text }
+    }
+
+    /// No line has a header.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// The header of 1-based line `n` as an item of `like`'s section, just above it; `None`
+    /// when the line is not inside a block.
+    pub fn header(&self, n: usize, like: &Item) -> Option<Item> {
+        let p = *self.parent.get(n.checked_sub(1)?)? as usize;
+        if p == 0 {
+            return None;
+        }
+        let text = self.text.get(&p)?;
+        Some(Item::line(like.section, p, text.clone(), like.prio))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::reduce::Section;
+
+    #[test]
+    fn a_line_inside_a_stanza_has_the_stanza_header() {
+        let text = "neighbor is 10.0.0.1, remote AS 1\n  state = Established\n  up 3d\n\
+                    neighbor is 10.0.0.2, remote AS 2\n  state = Idle\n    retry in 5s\n";
+        let h = Headers::of(text);
+        let it = Item::line(Section::Evidence, 5, "  state = Idle", 1.0);
+        let head = h.header(5, &it).expect("line 5 is inside a block");
+        assert_eq!(head.line, Some(4));
+        assert_eq!(head.text, "neighbor is 10.0.0.2, remote AS 2");
+        assert_eq!(head.section, Section::Evidence);
+        // The outermost opener of a record: line 6's is line 4, not the line 5 it is
+        // indented under.
+        assert_eq!(h.header(6, &it).and_then(|i| i.line), Some(4));
+        // Top-level lines have none.
+        assert!(h.header(4, &it).is_none());
+        assert!(h.header(1, &it).is_none());
+    }
+
+    #[test]
+    fn flat_text_brackets_and_far_openers_give_no_header() {
+        assert!(Headers::of("a 1\nb 2\nc 3\n").is_empty());
+        let json = "{\n  \"a\": 1,\n  \"b\": 2\n}";
+        assert!(Headers::of(json).is_empty(), "a bare brace is no header");
+        // A block longer than a record opens no record: its lines have no header.
+        let mut long = String::from("section one\n");
+        for i in 0..MAX_BLOCK + 5 {
+            long.push_str(&format!("  item {i}\n"));
+        }
+        let it = Item::line(Section::Evidence, 3, "x", 1.0);
+        assert!(Headers::of(&long).header(3, &it).is_none());
+        // Inside it, a record of its own still has its header.
+        long.push_str("  record seven\n    state = Idle\n");
+        let h = Headers::of(&long);
+        let n = MAX_BLOCK + 8;
+        assert_eq!(h.header(n, &it).and_then(|i| i.line), Some(n - 1));
+        // A tag with no attributes names nothing.
+        let xml = "<feed lang=\"ru\">\n  <entry>\n    <title>A</title>\n  </entry>\n</feed>";
+        assert_eq!(
+            Headers::of(xml).header(3, &it).and_then(|i| i.line),
+            Some(1)
+        );
+        let xml = "<entry>\n    <title>A</title>\n</entry>";
+        assert!(Headers::of(xml).header(2, &it).is_none());
+    }
+
+    #[test]
+    fn tabs_multibyte_and_blank_lines() {
+        let text = "Übersicht: Dienst läuft\n\n\tZustand: aktiv ✓\n";
+        let h = Headers::of(text);
+        let it = Item::line(Section::Evidence, 3, "x", 1.0);
+        assert_eq!(
+            h.header(3, &it).map(|i| i.text),
+            Some("Übersicht: Dienst läuft".into())
+        );
+        assert!(h.header(99, &it).is_none());
+        assert!(h.header(0, &it).is_none());
+    }
+}
