@@ -17,7 +17,7 @@ mod render;
 
 use gotest::gotest;
 pub use offsets::{line_of, line_starts, spans, ArraySpans, KeySpans};
-use render::{identity, type_name};
+use render::{distinct, type_name, Constant};
 pub use render::{is_failure, render};
 
 /// Bytes of one failing record's compact rendering shown in the summary.
@@ -130,9 +130,10 @@ fn records(
         });
     }
     // Records ranked by the intent.
+    let constant = Constant::of(&recs.iter().map(|(m, _)| *m).collect::<Vec<_>>());
     let ids: Vec<String> = recs
         .iter()
-        .map(|(m, _)| identity(m, RECORD_BYTES))
+        .map(|(m, _)| distinct(m, RECORD_BYTES, &constant, ctx.query))
         .collect();
     let scores = normalise(&bm25(ctx.query, &ids));
     for (i, ((m, line), id)) in recs.iter().zip(ids).enumerate() {

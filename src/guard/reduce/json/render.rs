@@ -216,6 +216,231 @@ const ID_KEYS: &[&str] = &[
     "node",
 ];
 
+/// The scalar leaves of a record: (path relative to the record, the leaf), arrays as `[]`,
+/// in document order, at most `cap`.
+fn leaves<'a>(v: &'a Value, path: &mut String, out: &mut Vec<(String, &'a Value)>, cap: usize) {
+    if out.len() >= cap {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+                leaves(x, path, out, cap);
+                path.truncate(len);
+            }
+        }
+        Value::Array(a) => {
+            let len = path.len();
+            path.push_str("[]");
+            for x in a {
+                leaves(x, path, out, cap);
+            }
+            path.truncate(len);
+        }
+        other => out.push((path.clone(), other)),
+    }
+}
+
+/// Fewest records for [`Constant`] to call a shared value boilerplate.
+const MIN_CONSTANT_RECORDS: usize = 8;
+
+/// Most values of one leaf path (the elements of a nested list) [`distinct`] shows.
+const MAX_PER_PATH: usize = 2;
+
+/// Most leaves of one record [`Constant`] looks at.
+const MAX_RECORD_LEAVES: usize = 400;
+
+/// The leaf paths whose value is the same in every record of a list (`"deleted": false`,
+/// `"event_id": "9747"`, a shared description): they say nothing about which record is which.
+#[derive(Debug, Default)]
+pub(super) struct Constant(std::collections::HashSet<String>);
+
+impl Constant {
+    /// The constant leaf paths of `recs`: present in at least half of them with one value.
+    /// Fewer than [`MIN_CONSTANT_RECORDS`] records: none (in a short list the shared value is
+    /// often the answer: the one package all four findings are in).
+    pub(super) fn of(recs: &[&Map<String, Value>]) -> Constant {
+        use std::collections::HashMap;
+        if recs.len() < MIN_CONSTANT_RECORDS {
+            return Constant::default();
+        }
+        // path -> (first value, records having it, all equal)
+        let mut seen: HashMap<String, (&Value, usize, bool)> = HashMap::new();
+        for m in recs {
+            let mut ls = Vec::new();
+            for (k, v) in m.iter() {
+                let mut p = k.clone();
+                leaves(v, &mut p, &mut ls, MAX_RECORD_LEAVES);
+            }
+            let mut mine = std::collections::HashSet::new();
+            for (p, v) in ls {
+                let first = mine.insert(p.clone());
+                let e = seen.entry(p).or_insert((v, 0, true));
+                if first {
+                    e.1 += 1;
+                }
+                if e.0 != v {
+                    e.2 = false;
+                }
+            }
+        }
+        Constant(
+            seen.into_iter()
+                .filter(|(_, (_, c, eq))| *eq && c * 2 >= recs.len())
+                .map(|(p, _)| p)
+                .collect(),
+        )
+    }
+
+    fn has(&self, path: &str) -> bool {
+        self.0.contains(path)
+    }
+}
+
+/// True for a leaf that identifies nothing a reader asks about: an empty string, null, a
+/// UUID, a long hex digest.
+fn opaque(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => {
+            s.is_empty() || (s.len() >= 32 && s.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
+        }
+        _ => false,
+    }
+}
+
+/// A record's identifying fields, rendered compactly: [`identity`] without the fields that
+/// are the same in every record of its list (`constant`), and with the varying scalar leaves
+/// of its nested objects and arrays (`"value": "movieultimate.com"` inside a record's
+/// `Attribute` list) when its own fields leave room.
+pub(super) fn distinct(
+    m: &Map<String, Value>,
+    max: usize,
+    constant: &Constant,
+    q: &crate::guard::reduce::rank::Query,
+) -> String {
+    if constant.0.is_empty() {
+        return identity(m, max);
+    }
+    // Every scalar leaf, the record's own first, then nested ones (document order).
+    let mut order: Vec<(String, &Value)> = Vec::new();
+    for (k, v) in m {
+        if !matches!(v, Value::Object(_) | Value::Array(_)) {
+            order.push((k.clone(), v));
+        }
+    }
+    for (k, v) in m {
+        if matches!(v, Value::Object(_) | Value::Array(_)) {
+            let mut p = k.clone();
+            leaves(v, &mut p, &mut order, MAX_RECORD_LEAVES);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut per_path: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut cands: Vec<(usize, f64, String, &Value)> = Vec::new();
+    for (pos, (path, v)) in order.into_iter().enumerate() {
+        if constant.has(&path) || k_is_url(&path) || opaque(v) {
+            continue;
+        }
+        let key = path
+            .rsplit(['.', ']', '['])
+            .find(|x| !x.is_empty())
+            .unwrap_or(&path)
+            .to_string();
+        if !seen.insert(format!("{path}={v}")) {
+            continue;
+        }
+        // A list's elements: its first few, not all of them.
+        let c = per_path.entry(path.clone()).or_insert(0usize);
+        *c += 1;
+        if *c > MAX_PER_PATH {
+            continue;
+        }
+        let nested = if path.contains(['.', '[']) { 0.3 } else { 0.0 };
+        cands.push((pos, leaf_weight(&key, v, q) - nested, key, v));
+    }
+    if cands.is_empty() {
+        return identity(m, max);
+    }
+    // The best leaves that fit, shown in document order.
+    let mut by_weight: Vec<usize> = (0..cands.len()).collect();
+    by_weight.sort_by(|&a, &b| cands[b].1.total_cmp(&cands[a].1).then(a.cmp(&b)));
+    let mut keep = vec![false; cands.len()];
+    let mut len = 2;
+    for i in by_weight {
+        let (_, _, key, v) = &cands[i];
+        let n = key.len() + render(v, 120).len() + 6;
+        if len + n > max && len > 2 {
+            continue;
+        }
+        len += n;
+        keep[i] = true;
+    }
+    let parts: Vec<String> = cands
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|((_, _, key, v), _)| format!("\"{key}\": {}", render(v, 120)))
+        .collect();
+    show_line_max(&format!("{{{}}}", parts.join(", ")), max)
+}
+
+/// How much a varying leaf says about which record this is, for [`distinct`]: a key or value
+/// the intent names most, then names and states ([`ID_KEYS`]), then short values; long prose,
+/// clocks and counters least.
+fn leaf_weight(key: &str, v: &Value, q: &crate::guard::reduce::rank::Query) -> f64 {
+    use crate::guard::reduce::rank::tokenize;
+    let text = match v {
+        Value::String(s) => s.as_str(),
+        _ => "",
+    };
+    let mut w = 0.0;
+    let lower = key.to_ascii_lowercase();
+    if tokenize(key).iter().any(|t| q.has(t))
+        || (text.len() <= 200 && tokenize(text).iter().any(|t| q.has(t)))
+    {
+        w += 2.0;
+    }
+    if ID_KEYS.contains(&lower.as_str()) || FIRST_KEYS.contains(&lower.as_str()) {
+        w += 1.0;
+    }
+    if lower == "value" || lower.ends_with("name") || lower.ends_with("title") {
+        w += 0.8;
+    }
+    match v {
+        Value::String(s) if s.len() > 80 => w -= 1.0,
+        Value::String(s) if s.parse::<f64>().is_err() => w += 0.5,
+        Value::Bool(_) => w -= 0.3,
+        _ => {}
+    }
+    if [
+        "time",
+        "date",
+        "timestamp",
+        "uuid",
+        "created",
+        "modified",
+        "updated",
+    ]
+    .iter()
+    .any(|x| lower.contains(x))
+        || (lower.ends_with("id") && lower != "id")
+    {
+        w -= 0.8;
+    }
+    w
+}
+
+/// True for a URL-valued key (`html_url`, `events_url`), which repeats the record's id.
+fn k_is_url(path: &str) -> bool {
+    path.ends_with("url") && !path.ends_with("/url")
+}
+
 /// A record's identifying fields, rendered compactly.
 pub(super) fn identity(m: &Map<String, Value>, max: usize) -> String {
     let mut picked: Vec<(&String, &Value)> = Vec::new();

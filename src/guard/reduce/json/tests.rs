@@ -60,3 +60,38 @@ fn base64_is_described() {
     let s = render(&long, 1000);
     assert!(s.contains("\"abc abc") && s.contains("\"…[cut]"), "{s}");
 }
+
+#[test]
+fn a_record_shows_what_sets_it_apart_from_its_siblings() {
+    // Ten records sharing boilerplate; each one's answer sits in a nested list.
+    let recs: Vec<serde_json::Value> = (0..10)
+        .map(|i| {
+            serde_json::json!({
+                "id": format!("{}", 100 + i),
+                "deleted": false,
+                "description": "A domain and IP address seen as a tuple in a specific time frame.",
+                "uuid": "5a3c3045-ab0c-4d38-8efe-459002de0b81",
+                "Attribute": [
+                    {"type": "domain", "value": format!("host{i}.example"), "event_id": "9747"},
+                    {"type": "ip-dst", "value": format!("10.0.0.{i}"), "event_id": "9747"}
+                ]
+            })
+        })
+        .collect();
+    let maps: Vec<&serde_json::Map<String, serde_json::Value>> =
+        recs.iter().filter_map(|r| r.as_object()).collect();
+    let constant = render::Constant::of(&maps);
+    let q = Query::new("which domains and IPs");
+    let shown = render::distinct(maps[3], 200, &constant, &q);
+    assert!(shown.contains("\"value\": \"host3.example\""), "{shown}");
+    assert!(shown.contains("\"value\": \"10.0.0.3\""), "{shown}");
+    assert!(
+        !shown.contains("description"),
+        "shared boilerplate: {shown}"
+    );
+    assert!(!shown.contains("event_id"), "{shown}");
+    // A short list keeps its shared fields: there they may be the answer.
+    let few = render::Constant::of(&maps[..4]);
+    let shown = render::distinct(maps[0], 400, &few, &q);
+    assert!(shown.contains("deleted"), "{shown}");
+}
