@@ -41,8 +41,57 @@ pub fn decode_entities(s: &str) -> String {
         .into_owned()
 }
 
+/// Tags that end a block of text: a paragraph, a heading, a list item, a cell, a line break.
+const BLOCK: &[&str] = &[
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "br",
+    "tr",
+    "td",
+    "th",
+    "table",
+    "article",
+    "section",
+    "header",
+    "footer",
+    "blockquote",
+    "pre",
+    "dt",
+    "dd",
+    "title",
+    "figcaption",
+    "nav",
+    "aside",
+    "main",
+    "form",
+    "option",
+    "hr",
+];
+
+/// Marks a block boundary inside a line of [`strip_blocks`]'s output.
+pub const BLOCK_SEP: char = '\u{2029}';
+
 /// The readable text of an HTML page, one output line per input line.
 pub fn strip(html: &str) -> Vec<String> {
+    strip_with(html, false)
+}
+
+/// [`strip`], with [`BLOCK_SEP`] where a block tag (`<p>`, `<li>`, `<br>`, ... [`BLOCK`])
+/// was, so a one-line page still splits into its paragraphs.
+pub fn strip_blocks(html: &str) -> Vec<String> {
+    strip_with(html, true)
+}
+
+fn strip_with(html: &str, blocks: bool) -> Vec<String> {
     let mut out = String::with_capacity(html.len() / 2);
     let b = html.as_bytes();
     let mut i = 0;
@@ -83,7 +132,20 @@ pub fn strip(html: &str) -> Vec<String> {
             if SKIP.contains(&name.as_str()) {
                 skip_until = Some(format!("</{name}"));
             }
-            out.push(' ');
+            let closing: String = html[i + 1..]
+                .strip_prefix('/')
+                .map(|r| {
+                    r.chars()
+                        .take_while(|ch| ch.is_ascii_alphanumeric())
+                        .collect::<String>()
+                        .to_ascii_lowercase()
+                })
+                .unwrap_or_default();
+            if blocks && (BLOCK.contains(&name.as_str()) || BLOCK.contains(&closing.as_str())) {
+                out.push(BLOCK_SEP);
+            } else {
+                out.push(' ');
+            }
             i = end;
             continue;
         }
@@ -94,14 +156,28 @@ pub fn strip(html: &str) -> Vec<String> {
     out.split('\n')
         .map(|l| {
             let d = decode_entities(l);
-            d.split_whitespace().collect::<Vec<_>>().join(" ")
+            if !blocks {
+                return d.split_whitespace().collect::<Vec<_>>().join(" ");
+            }
+            d.split(BLOCK_SEP)
+                .map(|b| b.split_whitespace().collect::<Vec<_>>().join(" "))
+                .filter(|b| !b.is_empty())
+                .collect::<Vec<_>>()
+                .join(&BLOCK_SEP.to_string())
         })
         .collect()
 }
 
 /// Reduces an HTML page as its readable text.
 pub fn reduce(html: &str, ctx: &Ctx<'_>) -> Reduction {
-    let text = strip(html);
+    let mut text = strip(html);
+    // A last line that is only tags (`</html>` with no newline after it) is still a line of
+    // the file: the line count is the file's, not one less.
+    if !html.ends_with('\n') {
+        if let Some(last) = text.last_mut().filter(|l| l.is_empty()) {
+            last.push(' ');
+        }
+    }
     let refs: Vec<&str> = text.iter().map(String::as_str).collect();
     let mut r = reduce_lines(&refs, super::Kind::Html, ctx);
     // Page text: paragraphs matter, one-word lines (menus, math fragments) and templates do not.
@@ -148,6 +224,19 @@ pub fn reduce(html: &str, ctx: &Ctx<'_>) -> Reduction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_tags_split_a_one_line_page() {
+        let h = "<html><body><h1>Title here</h1><p>First <b>para</b>.</p><p>Second&nbsp;one</p><ul><li>x</li></ul></body></html>";
+        let s = strip_blocks(h);
+        assert_eq!(s.len(), 1);
+        let blocks: Vec<&str> = s[0].split(BLOCK_SEP).collect();
+        assert_eq!(
+            blocks,
+            vec!["Title here", "First para .", "Second one", "x"]
+        );
+        assert_eq!(strip(h)[0], "Title here First para . Second one x");
+    }
 
     #[test]
     fn strips_tags_and_keeps_lines() {

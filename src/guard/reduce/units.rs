@@ -266,6 +266,10 @@ pub struct Units {
 /// plain lines when none applies.
 pub fn build(text: &str, kind: Kind) -> Units {
     let mut b = Builder::new(text);
+    if kind == Kind::Html {
+        html_blocks(&mut b, text);
+        return b.finish(false);
+    }
     let mut structured = match kind {
         Kind::Json | Kind::GoTestJson => json_doc(&mut b, text),
         Kind::Ndjson => ndjson(&mut b, text),
@@ -293,6 +297,36 @@ pub fn build(text: &str, kind: Kind) -> Units {
         lines(&mut b, text);
     }
     b.finish(structured)
+}
+
+/// Fewest words of an HTML block for it to be a unit (not a menu entry or a button).
+const MIN_HTML_BLOCK_WORDS: usize = 4;
+
+/// Units of an HTML page: its readable blocks (paragraphs, headings, list items, cells; tags,
+/// scripts and styles removed, entities decoded), each anchored at the line it is on, so the
+/// article's sentences are ranked rather than windows of markup. The page's `<meta>`
+/// descriptions and JSON-LD are on its lines too, as text.
+///
+/// A short line is kept as the page writes it, tags and all (`<h3>Title</h3>`), when it
+/// has readable text or is a `<meta>` / `<time>` tag; only long lines (a minified page) are
+/// split into their readable blocks.
+fn html_blocks(b: &mut Builder, text: &str) {
+    let raw: Vec<&str> = text.split('\n').collect();
+    for (i, line) in super::html::strip_blocks(text).iter().enumerate() {
+        let r = raw.get(i).copied().unwrap_or("");
+        if r.len() <= LONG_LINE_BYTES {
+            let t = r.trim_start();
+            if !line.trim().is_empty() || t.starts_with("<meta") || t.starts_with("<time") {
+                b.line(i + 1, r);
+            }
+            continue;
+        }
+        for block in line.split(super::html::BLOCK_SEP) {
+            if block.split_whitespace().count() >= MIN_HTML_BLOCK_WORDS {
+                b.line(i + 1, block);
+            }
+        }
+    }
 }
 
 /// An XML document ([`super::xmlunits`]).
