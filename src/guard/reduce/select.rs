@@ -122,7 +122,7 @@ pub struct Cand {
 }
 
 /// The text of an item without the `[×N to L<n>]` prefix of template examples.
-fn core(text: &str) -> &str {
+pub(crate) fn core(text: &str) -> &str {
     if text.starts_with("[×") {
         if let Some(p) = text.find("] ") {
             return &text[p + 2..];

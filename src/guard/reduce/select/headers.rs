@@ -9,13 +9,13 @@
 
 use super::super::Item;
 
-/// Farthest a header may be above its line, in lines: a block longer than this is a section,
-/// not a record.
-pub const MAX_SPAN: usize = 400;
-
-/// Longest block a header may open, in lines: a longer one is a document or a whole list
+/// Longest block a header may open, in lines, in a text of up to `4 * MAX_BLOCK` lines; in a
+/// longer text, a quarter of its lines. A longer block is the document or a whole list
 /// (`<components>`, a YAML `items:`), whose first line names no record.
 pub const MAX_BLOCK: usize = 150;
+
+/// Longest block a header may open in any text, in lines.
+const MAX_BLOCK_ANY: usize = 2_000;
 
 /// Fewest ASCII letters or digits a header must have to be worth its tokens (not `{`, `-`,
 /// `</a>`).
@@ -41,12 +41,29 @@ fn indent(line: &str) -> usize {
         .sum()
 }
 
+/// True for a tag with no attributes and nothing else (`<brick>`, `</a>`).
+pub fn bare_tag(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('<') && t.ends_with('>') && !t.contains([' ', '\t'])
+}
+
 /// True when a line could name a record: enough letters or digits, and not only a tag with no
 /// attributes (`<entry>`, `</a>`) or a bracket.
 fn header_like(line: &str) -> bool {
     let t = line.trim();
-    let bare_tag = t.starts_with('<') && t.ends_with('>') && !t.contains([' ', '\t']);
-    t.bytes().filter(u8::is_ascii_alphanumeric).count() >= MIN_ALNUM && !bare_tag
+    t.bytes().filter(u8::is_ascii_alphanumeric).count() >= MIN_ALNUM && !bare_tag(t)
+}
+
+/// True for a one-line element with text (`<brickName>host:/b</brickName>`): the child that
+/// names a record opened by a bare tag.
+fn named_child(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('<')
+        && !t.starts_with("</")
+        && t.ends_with('>')
+        && t.contains("</")
+        && t.find('>')
+            .is_some_and(|g| g + 1 < t.rfind("</").unwrap_or(0))
 }
 
 impl Headers {
@@ -86,12 +103,23 @@ impl Headers {
         // Pass 2: walk each line's openers outwards.
         let mut parent = vec![0u32; lines.len()];
         let mut used = std::collections::HashSet::new();
+        let max_block = MAX_BLOCK.max(lines.len() / 4).min(MAX_BLOCK_ANY);
         for n in 1..=lines.len() {
             let mut best = 0;
             let mut p = near[n];
-            while p > 0 && n - p <= MAX_SPAN {
-                if end[p] - p < MAX_BLOCK && header_like(lines[p - 1]) {
-                    best = p;
+            while p > 0 {
+                if end[p] - p < max_block {
+                    if header_like(lines[p - 1]) {
+                        best = p;
+                    } else if bare_tag(lines[p - 1])
+                        && p < lines.len()
+                        && p + 1 != n
+                        && near[p + 1] == p
+                        && named_child(lines[p])
+                    {
+                        // `<brick>` names nothing; its first child does.
+                        best = p + 1;
+                    }
                 }
                 p = near[p];
             }
@@ -177,6 +205,17 @@ mod tests {
         );
         let xml = "<entry>\n    <title>A</title>\n</entry>";
         assert!(Headers::of(xml).header(2, &it).is_none());
+        // A bare tag's first child, when it names something, stands for it.
+        let xml = "<bricks>\n  <brick>\n    <brickName>h1:/b</brickName>\n    <stats>\n      <max>9</max>\n    </stats>\n  </brick>\n</bricks>";
+        let h = Headers::of(xml);
+        assert_eq!(
+            h.header(5, &it).map(|i| i.text.trim().to_string()),
+            Some("<brickName>h1:/b</brickName>".into())
+        );
+        assert!(
+            h.header(3, &it).is_none(),
+            "the naming child itself has no header"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::guard::reduce::rank::{bm25, tokenize, Query};
 use crate::guard::reduce::signal::{severity, Severity};
 use crate::guard::reduce::signals::{Fact, Scores};
 use crate::guard::reduce::units::{Unit, UnitKind, Units};
-use crate::guard::reduce::{Item, Section};
+use crate::guard::reduce::{Item, Section, MUST};
 
 /// Most candidates one generic channel proposes.
 const PER_CHANNEL: usize = 40;
@@ -121,6 +121,9 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     let n = u.units.len();
     let push = |out: &mut Vec<Cand>, ch: Channel, i: usize, score: f64, prefix: Option<&str>| {
         let unit = &u.units[i];
+        if markup_only(&unit.text) {
+            return;
+        }
         let section = if unit.sev == Severity::None {
             Section::Evidence
         } else {
@@ -236,8 +239,34 @@ fn top_diverse(ranked: &[(usize, f64)], u: &Units) -> Vec<(usize, f64)> {
     firsts
 }
 
+/// True for a text that is only markup: tags with no attributes and no text between them
+/// (`</brick>`, `<brick>`, `[×12 to L5192]   <fop>`), or brackets. It says nothing a reader
+/// can use, however often or rarely it occurs.
+pub fn markup_only(text: &str) -> bool {
+    let t = super::core(text).trim();
+    if t.is_empty() {
+        return false;
+    }
+    let mut outside = String::new();
+    let mut rest = t;
+    while let Some(open) = rest.find('<') {
+        outside.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('>') else {
+            outside.push_str(&rest[open..]);
+            rest = "";
+            break;
+        };
+        if rest[open + 1..open + close].contains([' ', '=', '"']) {
+            return false;
+        }
+        rest = &rest[open + close + 1..];
+    }
+    outside.push_str(rest);
+    !outside.bytes().any(|c| c.is_ascii_alphanumeric())
+}
+
 /// The kind reducer's items as candidates of the [`Channel::Kind`] channel, with their
-/// relevance to `q`.
+/// relevance to `q`; [`markup_only`] items are left out.
 pub fn from_kind(items: Vec<Item>, q: &Query) -> Vec<Cand> {
     let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
     let mut rel = bm25(q, &texts);
@@ -248,6 +277,7 @@ pub fn from_kind(items: Vec<Item>, q: &Query) -> Vec<Cand> {
     items
         .into_iter()
         .zip(rel)
+        .filter(|(item, _)| item.prio >= MUST || !markup_only(&item.text))
         .map(|(item, rel)| Cand {
             score: item.prio,
             item,

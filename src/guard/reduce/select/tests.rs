@@ -92,3 +92,15 @@ fn musts_always_and_duplicates_once() {
     assert_eq!(out.len(), 2);
     assert_eq!(out[0].text, "kind: log");
 }
+
+#[test]
+fn markup_alone_is_no_candidate() {
+    use super::propose::markup_only;
+    assert!(markup_only("</brick>"));
+    assert!(markup_only("[×12 to L5192]   <brick>"));
+    assert!(markup_only("  },"));
+    assert!(!markup_only("<brickName>h1:/b</brickName>"));
+    assert!(!markup_only("<component type=\"library\">"));
+    assert!(!markup_only("a < b > c"));
+    assert!(!markup_only(""));
+}

@@ -200,8 +200,11 @@ pub(super) fn extreme_field(
         w = 0.8;
     }
     let name_terms = tokenize(name);
-    if name_terms.iter().any(|t| q.has(t)) {
-        w = 1.0;
+    let named = name_terms.iter().filter(|t| q.has(t)).count();
+    if named > 0 {
+        // Of `minLatency`, `maxLatency`, `avgLatency`, the one whose every word the intent
+        // names ("the worst maximum latency") first.
+        w = 1.0 + 0.05 * (named - 1).min(2) as f64;
     } else if ranked {
         // The intent asks for a ranking: any measure may be it.
         w = f64::max(w, 0.7);
