@@ -423,6 +423,33 @@ pub(super) fn json_doc(b: &mut Builder, text: &str) -> bool {
     !b.units.is_empty()
 }
 
+/// Deepest object nesting [`text_fields`] looks into.
+const MAX_TEXT_DEPTH: usize = 4;
+
+/// The string values of `v` with lines of their own, at any depth up to [`MAX_TEXT_DEPTH`],
+/// with their paths (`message.rendered`).
+fn text_fields<'a>(v: &'a Value, path: String, depth: usize, out: &mut Vec<(String, &'a str)>) {
+    match v {
+        Value::String(s) if s.len() >= EMBEDDED_MIN && s.contains('\n') => out.push((path, s)),
+        Value::Object(m) if depth < MAX_TEXT_DEPTH => {
+            for (k, x) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                text_fields(x, p, depth + 1, out);
+            }
+        }
+        Value::Array(a) if depth < MAX_TEXT_DEPTH => {
+            for x in a.iter().take(64) {
+                text_fields(x, format!("{path}[]"), depth + 1, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Newline-delimited JSON: each object line is a record; other lines are lines.
 pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
     let pretty = pretty_style(text);
@@ -450,22 +477,19 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                 b.units[u].fields = ids;
                 b.units[u].pairs = pairs(&leaves, pretty);
                 b.units[u].pair_sep = if pretty { ", " } else { "," };
-                // Long text fields (a log message with its own lines) are units too.
-                if let Value::Object(m) = &v {
-                    for (k, x) in m {
-                        if let Value::String(s) = x {
-                            if s.len() >= EMBEDDED_MIN && s.contains('\n') {
-                                let mut w = JsonWalk {
-                                    starts: vec![0],
-                                    text: "",
-                                    pretty,
-                                    cursor: 0,
-                                    in_record: false,
-                                };
-                                w.string(b, s, k, i + 1, 1);
-                            }
-                        }
-                    }
+                // Long text fields at any depth (a log message with its own lines, a
+                // compiler's `message.rendered` diagnostic) are units too, line by line.
+                let mut texts = Vec::new();
+                text_fields(&v, String::new(), 0, &mut texts);
+                for (k, s) in texts {
+                    let mut w = JsonWalk {
+                        starts: vec![0],
+                        text: "",
+                        pretty,
+                        cursor: 0,
+                        in_record: false,
+                    };
+                    w.string(b, s, &k, i + 1, 1);
                 }
             }
             _ => {
