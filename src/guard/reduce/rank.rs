@@ -229,6 +229,42 @@ pub struct Query {
     /// `payment`), 3+ characters, stopwords dropped: a unit holding one of them whole, as a
     /// token of its own, names the object asked about ([`Query::names_in`]).
     pub names: Vec<String>,
+    /// Stems of the words the question negates ("not Established", "non-emergency"): a unit
+    /// holding one is what the answer is not, and ranks lower for relevance.
+    pub negated: Vec<String>,
+}
+
+/// Words that negate the content word after them (contractions split at the apostrophe).
+const NEGATIONS: &[&str] = &[
+    "not",
+    "non",
+    "never",
+    "isn",
+    "aren",
+    "wasn",
+    "weren",
+    "doesn",
+    "didn",
+    "without",
+    "except",
+    "excluding",
+];
+
+/// The content words a negation applies to: the first word of 3+ letters that is not a
+/// stopword within the two words after each of [`NEGATIONS`].
+fn negated(words: &[String], stop: &HashSet<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if !NEGATIONS.contains(&w.as_str()) {
+            continue;
+        }
+        if let Some(x) = words[i + 1..].iter().take(3).find(|x| {
+            x.len() >= 3 && !stop.contains(x.as_str()) && !NEGATIONS.contains(&x.as_str())
+        }) {
+            out.push(x.clone());
+        }
+    }
+    out
 }
 
 impl Query {
@@ -290,7 +326,20 @@ impl Query {
                 names.push(w);
             }
         }
-        Query { terms, names }
+        // A negated word ("neighbors that are not Established", "non-emergency") names what
+        // the answer is not: units holding it are the many, not the few asked about.
+        let mut neg = Vec::new();
+        for w in negated(&words, &stop) {
+            let st = stem(&w);
+            terms.remove(&st);
+            names.retain(|n| *n != w);
+            neg.push(st);
+        }
+        Query {
+            terms,
+            names,
+            negated: neg,
+        }
     }
 
     /// Indices into [`Query::names`] of the question's words that `text` holds as whole
@@ -387,6 +436,21 @@ pub fn bm25<S: AsRef<str>>(query: &Query, docs: &[S]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_negated_word_is_not_a_query_term() {
+        let q = Query::new("Which BGP neighbors are not Established, and what state are they in?");
+        assert!(!q.has(&stem("established")));
+        assert!(q.has(&stem("neighbors")) && q.has("bgp"));
+        assert!(!q.names.iter().any(|n| n == "established"));
+        let q = Query::new("Which events were above non-emergency?");
+        assert!(!q.has(&stem("emergency")) && q.has(&stem("events")));
+        let q = Query::new("Which tests didn't pass?");
+        assert!(!q.has(&stem("pass")));
+        // "no" is not a negation of the word after it: "no errors?" asks about errors.
+        let q = Query::new("Are there no errors?");
+        assert!(q.has(&stem("errors")));
+    }
 
     #[test]
     fn stems_match_common_forms() {

@@ -87,7 +87,7 @@ impl Channel {
     fn template_cap(self) -> usize {
         match self {
             Channel::Kind | Channel::Model | Channel::Facts => usize::MAX,
-            Channel::Relevance | Channel::Errors => 3,
+            Channel::Relevance | Channel::Errors | Channel::Rare => 3,
             _ => 2,
         }
     }
@@ -427,8 +427,7 @@ pub fn select_with(
                 }
                 if let Some(g) = cand.group {
                     if per_group.get(&(c, g)).copied().unwrap_or(0) >= c.template_cap()
-                        || (c != Channel::Kind
-                            && c != Channel::Model
+                        || (!matches!(c, Channel::Kind | Channel::Model | Channel::Rare)
                             && group_total.get(&g).copied().unwrap_or(0) >= 4)
                     {
                         continue;

@@ -54,6 +54,8 @@ pub struct Scores {
     pub hot: HashMap<usize, Vec<usize>>,
 }
 
+/// Factor on the relevance of a unit that holds a word the question negates.
+const NEGATED_WEIGHT: f64 = 0.3;
 /// Templates covering at most this share of the units are rare (when the input repeats).
 const RARE_SHARE: f64 = 0.01;
 /// Weight of a rare value in a field the intent does not name (1.0 when it does).
@@ -132,6 +134,14 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     // Relevance.
     let docs: Vec<String> = u.units.iter().map(Unit::score_text).collect();
     s.rel = bm25(q, &docs);
+    // A unit holding a word the question negates is the many, not the few asked about.
+    if !q.negated.is_empty() {
+        for (r, d) in s.rel.iter_mut().zip(&docs) {
+            if tokenize(d).iter().any(|t| q.negated.contains(t)) {
+                *r *= NEGATED_WEIGHT;
+            }
+        }
+    }
     normalise(&mut s.rel);
     // A unit that holds a word of the question whole as one of its own tokens (a package
     // `openssl`, a table `payment`), where few units do, names the object asked about: it
