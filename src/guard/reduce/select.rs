@@ -88,6 +88,8 @@ impl Channel {
         match self {
             Channel::Kind | Channel::Model | Channel::Facts => usize::MAX,
             Channel::Relevance | Channel::Errors | Channel::Rare => 3,
+            // Extremes are already the top few per field (signals::TOP_RANKED).
+            Channel::Extreme => 5,
             _ => 2,
         }
     }
@@ -427,8 +429,10 @@ pub fn select_with(
                 }
                 if let Some(g) = cand.group {
                     if per_group.get(&(c, g)).copied().unwrap_or(0) >= c.template_cap()
-                        || (!matches!(c, Channel::Kind | Channel::Model | Channel::Rare)
-                            && group_total.get(&g).copied().unwrap_or(0) >= 4)
+                        || (!matches!(
+                            c,
+                            Channel::Kind | Channel::Model | Channel::Rare | Channel::Extreme
+                        ) && group_total.get(&g).copied().unwrap_or(0) >= 4)
                     {
                         continue;
                     }

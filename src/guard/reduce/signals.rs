@@ -348,7 +348,9 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             if let Some(f) = field {
                 s.hot.entry(i).or_default().push(f);
             }
-            let v = w * (1.0 - 0.12 * k as f64).max(0.5);
+            // A ranking question wants its top five alike; otherwise the first counts most.
+            let decay = if asks.ranked() { 0.05 } else { 0.12 };
+            let v = w * (1.0 - decay * k as f64).max(0.5);
             if v > s.ext[i] {
                 s.ext[i] = v;
                 let side = if lo { "smallest" } else { "largest" };

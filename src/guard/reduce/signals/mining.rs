@@ -23,10 +23,21 @@ fn times(n: usize) -> String {
     format!("×{n}")
 }
 
+/// The top counts of a distribution, largest first: two distributions with the same
+/// signature state the same counts.
+fn signature(d: &Dist) -> Vec<usize> {
+    let mut c: Vec<usize> = d.counts.iter().map(|x| x.1).collect();
+    c.sort_unstable_by(|a, b| b.cmp(a));
+    c.truncate(6);
+    c
+}
+
 /// Facts mined from the whole input: counts per template, per value of categorical fields and
-/// template slots, and small objects shown whole.
+/// template slots (a slot's counts once when a field states them too), and small objects
+/// shown whole.
 pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
     let mut out = Vec::new();
+    let mut slot_sigs: Vec<(usize, Vec<usize>)> = Vec::new();
     let n = u.units.len().max(1);
     // Templates by count (line inputs that repeat).
     if !u.structured {
@@ -67,6 +78,7 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
                 if d.categorical() {
                     let vals: Vec<String> = d.counts.iter().map(|c| c.0.clone()).collect();
                     let vrel = bm25(q, &vals).iter().cloned().fold(0.0, f64::max);
+                    slot_sigs.push((out.len(), signature(&d)));
                     out.push(Fact {
                         text: format!("values in lines like L{}: {}", t.first, dist_text(&d)),
                         line: None,
@@ -105,11 +117,26 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
         })
         .collect();
     cats.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut field_sigs = Vec::new();
     for (w, i) in cats.into_iter().take(4) {
+        field_sigs.push(signature(&dists[i]));
         out.push(Fact {
             text: format!("{}: {}", shown_path(&dists[i].name), dist_text(&dists[i])),
             line: None,
             weight: w,
+        });
+    }
+    // A slot's counts that a field states already (`path=/a ×3` and `path: /a ×3`) once.
+    let dup: std::collections::HashSet<usize> = slot_sigs
+        .iter()
+        .filter(|(_, sig)| field_sigs.contains(sig))
+        .map(|(k, _)| *k)
+        .collect();
+    if !dup.is_empty() {
+        let mut k = 0;
+        out.retain(|_| {
+            k += 1;
+            !dup.contains(&(k - 1))
         });
     }
     // Small objects shown whole: summaries and the ones the intent names.
