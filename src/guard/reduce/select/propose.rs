@@ -17,6 +17,9 @@ const PER_CHANNEL: usize = 40;
 const MIN_REL: f64 = 0.25;
 /// Least rarity for the rarity channel.
 const MIN_RARE: f64 = 0.5;
+/// Least weight of a mined fact (counts, small objects) to be proposed: a base weight alone,
+/// with nothing the intent names in it, is not enough.
+const MIN_FACT: f64 = 0.55;
 /// Least extremeness for the extremes channel.
 const MIN_EXT: f64 = 0.55;
 /// Weight of [`super::super::signals::Scores::peak`] in the error and relevance channels:
@@ -204,6 +207,9 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         });
     }
     for (k, f) in facts.iter().enumerate() {
+        if f.weight < MIN_FACT {
+            continue;
+        }
         out.push(Cand {
             item: Item {
                 section: Section::KeyFacts,
