@@ -309,17 +309,20 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
         ),
         MUST,
     );
-    fact(
-        &mut items,
-        format!(
-            "error lines: {} in {} line templates; warning lines: {} in {} line templates",
-            derived(err_lines, n_lines, "the lines"),
-            err_t.len(),
-            derived(warn_lines, n_lines, "the lines"),
-            warn_t.len()
-        ),
-        MUST,
-    );
+    // With neither, the Status says so ("no error or warning lines found").
+    if err_lines + warn_lines > 0 {
+        fact(
+            &mut items,
+            format!(
+                "error lines: {} in {} line templates; warning lines: {} in {} line templates",
+                derived(err_lines, n_lines, "the lines"),
+                err_t.len(),
+                derived(warn_lines, n_lines, "the lines"),
+                warn_t.len()
+            ),
+            MUST,
+        );
+    }
     if let Some(code) = ctx.exit_code {
         fact(
             &mut items,
