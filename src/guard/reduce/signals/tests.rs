@@ -133,3 +133,55 @@ fn small_summary_objects_become_facts() {
         .expect("stats shown");
     assert!(stats.text.contains("\"failures\": 1"), "{}", stats.text);
 }
+
+#[test]
+fn the_largest_count_of_a_template_peaks() {
+    let mut text = String::new();
+    for (i, n) in [1, 0, 3, 28898, 2, 1, 0].iter().enumerate() {
+        text.push_str(&format!("port{i}: {n} input errors, 0 CRC\n"));
+    }
+    let u = build(&text, Kind::Lines);
+    let s = score_q(&u, &Query::new("which port has input errors"));
+    let top = (0..u.units.len())
+        .max_by(|&a, &b| s.peak[a].total_cmp(&s.peak[b]))
+        .unwrap();
+    assert!(u.units[top].text.contains("28898"), "{}", u.units[top].text);
+    assert!((s.peak[top] - 1.0).abs() < 1e-9);
+    // A rising column (a clock, a sequence) is no peak.
+    let clock: String = (0..10).map(|i| format!("t={i} done\n")).collect();
+    let u = build(&clock, Kind::Lines);
+    let s = score_q(&u, &Query::new("done"));
+    assert!(s.peak.iter().all(|&p| p == 0.0), "{:?}", s.peak);
+}
+
+#[test]
+fn a_negated_word_lowers_relevance() {
+    let mut text = String::new();
+    for i in 0..30 {
+        text.push_str(&format!("neighbor 10.0.0.{i} state = Established\n"));
+    }
+    text.push_str("neighbor 10.0.0.99 state = Idle\n");
+    let u = build(&text, Kind::Lines);
+    let s = score_q(&u, &Query::new("which neighbors are not Established?"));
+    let idle = u
+        .units
+        .iter()
+        .position(|x| x.text.contains("Idle"))
+        .unwrap();
+    assert!(s.rel.iter().all(|&r| r <= s.rel[idle]), "{:?}", s.rel);
+}
+
+#[test]
+fn a_slot_count_a_field_states_is_stated_once() {
+    let text: String = (0..60)
+        .map(|i| format!("req id={i} path=/api/{}\n", ["a", "b", "c"][i % 3]))
+        .collect();
+    let u = build(&text, Kind::Log);
+    let f = facts(&u, &Query::new("requests per path"));
+    let n = f.iter().filter(|x| x.text.contains("/api/a ×20")).count();
+    assert!(
+        n <= 1,
+        "{:?}",
+        f.iter().map(|x| &x.text).collect::<Vec<_>>()
+    );
+}

@@ -121,3 +121,35 @@ fn csv_rows_have_columns() {
     assert_eq!(rec.len(), 3);
     assert!(rec[1].fields.contains(&(size, "2000".to_string())));
 }
+
+#[test]
+fn ndjson_text_fields_at_depth_are_lines() {
+    let text = "{\"reason\":\"compiler-message\",\"message\":{\"rendered\":\"warning: unused variable `x` in this function body, and one more word\\n  --> src/main.rs:3:9\\n\",\"level\":\"warning\"}}\n{\"reason\":\"build-finished\",\"success\":true}\n";
+    let u = build(text, Kind::Ndjson);
+    assert!(u.units.iter().any(|x| x.kind == UnitKind::Line
+        && x.text.contains("--> src/main.rs:3:9")
+        && x.line == 1));
+    assert!(u
+        .units
+        .iter()
+        .any(|x| x.text.starts_with("warning: unused variable") && x.sev == Severity::Warn));
+}
+
+#[test]
+fn a_minified_html_page_is_cut_into_its_paragraphs() {
+    let body: String = (0..40)
+        .map(|i| {
+            format!("<p class=\"x\">Paragraph {i} says the fleet is at {i}0 percent today.</p>")
+        })
+        .collect();
+    let page = format!(
+        "<html><head><title>T</title><script>var a = 1;</script></head><body>{body}</body></html>"
+    );
+    let u = build(&page, Kind::Html);
+    assert!(u.units.len() >= 40, "{}", u.units.len());
+    assert!(u
+        .units
+        .iter()
+        .any(|x| x.text == "Paragraph 7 says the fleet is at 70 percent today."));
+    assert!(u.units.iter().all(|x| !x.text.contains("var a")));
+}
