@@ -326,6 +326,55 @@ fn drafts_do_not_change_the_output() {
     );
 }
 
+/// Batched decode on the real models: each row of `forward_batch` (three sequences at
+/// different depths, one of them with two drafted tokens) equals a one-sequence step at that
+/// position bit for bit, with the f16 and the 8-bit KV copy, and the caches grow alike.
+#[test]
+fn batched_decode_rows_equal_one_sequence_steps() {
+    let toks: Vec<u32> = (0..400u32).map(|i| (i * 7919) % 5000 + 10).collect();
+    let prompts = [&toks[..30], &toks[10..310], &toks[50..51]];
+    let feeds: [&[u32]; 3] = [&[42], &[7, 8, 9], &[1000]];
+    for tier in ["tiny", "small"] {
+        for kv in [KvDecode::F16, KvDecode::Q8] {
+            let m = load_kv(tier, None, kv);
+            let mut want = Vec::new();
+            for (p, f) in prompts.iter().zip(feeds) {
+                let mut cache = m.new_cache().unwrap();
+                m.forward(p, &mut cache).unwrap();
+                for &t in f {
+                    want.push(
+                        m.forward(&[t], &mut cache)
+                            .unwrap()
+                            .to_vec1::<f32>()
+                            .unwrap(),
+                    );
+                }
+            }
+            let mut caches: Vec<_> = prompts
+                .iter()
+                .map(|p| {
+                    let mut c = m.new_cache().unwrap();
+                    m.forward(p, &mut c).unwrap();
+                    c
+                })
+                .collect();
+            let mut steps: Vec<(&[u32], &mut _)> =
+                feeds.iter().copied().zip(caches.iter_mut()).collect();
+            let got = m.forward_batch(&mut steps).unwrap();
+            assert_eq!(got.len(), want.len());
+            for (r, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    g, w,
+                    "{tier} {kv:?}: row {r} differs from its one-sequence step"
+                );
+            }
+            for ((c, p), f) in caches.iter().zip(prompts).zip(feeds) {
+                assert_eq!(c.len(), p.len() + f.len());
+            }
+        }
+    }
+}
+
 #[test]
 fn tiny_generates_deterministically() {
     narrate_twice("tiny");
