@@ -375,6 +375,77 @@ fn batched_decode_rows_equal_one_sequence_steps() {
     }
 }
 
+/// Continuous batching changes the speed only: three requests served together
+/// (`Engine::serve`, all admitted at once, decoding in shared passes, drafts only once one is
+/// left) give the
+/// same text, token count and stop as each alone (`Engine::generate`, with drafts), on the
+/// small model, greedy; one of them constrained, one cut by its token budget.
+#[test]
+fn batched_requests_equal_requests_alone() {
+    use toolsum::backend::OutputConstraint;
+    use toolsum::engine::batch::{BatchRequest, EngineSpeeds};
+    let opts = EngineOptions {
+        model_path: model_path("small"),
+        system_prompt: Some("Summarize the tool output for a coding agent.".into()),
+        ..EngineOptions::default()
+    };
+    let req = |user: String, max_new_tokens: usize, constraint: Option<OutputConstraint>| {
+        NarrateRequest {
+            system: "Summarize the tool output for a coding agent.".into(),
+            user,
+            max_new_tokens,
+            deadline: None,
+            cancel: Arc::new(Default::default()),
+            constraint,
+        }
+    };
+    let reqs = [
+        req(format!("Tool: pytest\n\n{PYTEST_LOG}"), 64, None),
+        req(
+            "Tool: cargo build\nerror[E0425]: cannot find value `x` in this scope\n --> src/main.rs:4:13".into(),
+            9,
+            None,
+        ),
+        req(
+            "Which lines report failures?\n1: ok\n2: FAILED test_a\n3: ok\n4: FAILED test_b".into(),
+            24,
+            Some(OutputConstraint::Ids {
+                ids: (1..=4).map(|i| i.to_string()).collect(),
+                max: 3,
+                then_text: true,
+            }),
+        ),
+    ];
+    let mut eng = Engine::load(&opts).unwrap();
+    let alone: Vec<_> = reqs.iter().map(|r| eng.generate(r).unwrap()).collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut answers = Vec::new();
+    for r in &reqs {
+        let (reply, got) = std::sync::mpsc::sync_channel(1);
+        tx.send(BatchRequest {
+            req: r.clone(),
+            reply,
+        })
+        .unwrap();
+        answers.push(got);
+    }
+    drop(tx);
+    let before = eng.decode_passes();
+    eng.serve(&rx, 3, &EngineSpeeds::default());
+    let after = eng.decode_passes();
+    assert!(
+        after.1 - before.1 > after.0 - before.0,
+        "no pass held more than one sequence: {before:?} -> {after:?}"
+    );
+    for (i, (a, got)) in alone.iter().zip(answers).enumerate() {
+        let b = got.recv().unwrap().unwrap();
+        assert_eq!(b.text, a.text, "request {i}: batched output differs");
+        assert_eq!(b.generated_tokens, a.generated_tokens, "request {i}");
+        assert_eq!(b.stop, a.stop, "request {i}");
+    }
+    assert_eq!(alone[1].stop, Some(StopReason::MaxTokens));
+}
+
 #[test]
 fn tiny_generates_deterministically() {
     narrate_twice("tiny");
