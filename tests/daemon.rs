@@ -283,7 +283,12 @@ fn thread_nices(pid: u32) -> Vec<(String, i64)> {
 }
 
 pub(crate) fn start_daemon(socket: &Path, envs: &[(&str, &str)]) -> Daemon {
-    let model = util::model_path("tiny");
+    start_daemon_with(socket, "tiny", envs)
+}
+
+/// [`start_daemon`] with the model of `tier`.
+fn start_daemon_with(socket: &Path, tier: &str, envs: &[(&str, &str)]) -> Daemon {
+    let model = util::model_path(tier);
     let child = Command::new(util::bin())
         .args(["serve", "--socket"])
         .arg(socket)
@@ -706,4 +711,56 @@ fn client_falls_back_without_daemon_and_spawns_one() {
         (unsafe { libc::kill(pid as i32, 0) }) != 0
     });
     assert!(!socket.exists());
+}
+
+/// The local engine with `local_parallel` 3 (small model): three summaries are in flight at
+/// once (seen in `status`), decoding together on the one model thread, and each is written by
+/// the model (greedy output is the same alone or batched: tests/engine.rs).
+#[test]
+fn local_summaries_run_together() {
+    let tmp = tempfile::tempdir().unwrap();
+    let socket = tmp.path().join("d.sock");
+    let session = tmp.path().join("session");
+    std::fs::create_dir(&session).unwrap();
+    let _d = start_daemon_with(&socket, "small", &[("TOOLSUM_LOCAL_PARALLEL", "3")]);
+    let status = || Client::connect(&socket).unwrap().status().unwrap();
+    let st = status();
+    assert_eq!(st["queue"]["parallel"], json!(3), "{st}");
+    assert_eq!(st["backend"]["kind"], json!("local"), "{st}");
+    let model = st["model"].as_str().unwrap().to_string();
+    let inputs: Vec<String> = ["ci_08.log", "ci_05.log", "log_02.log"]
+        .iter()
+        .map(|f| {
+            String::from_utf8_lossy(&std::fs::read(util::corpus_dir().join(f)).unwrap())
+                .into_owned()
+        })
+        .collect();
+    let clients: Vec<_> = inputs
+        .iter()
+        .map(|content| {
+            let req = json!({"tool": "Bash", "session_dir": session, "content": content,
+                "intent": "why did the build fail", "token_limit": 500, "prefill_budget": 300,
+                "max_new_tokens": 48, "model_ms": 120_000, "deadline_ms": 150_000});
+            let s = socket.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect(&s).unwrap();
+                c.set_timeout(Some(Duration::from_secs(300))).unwrap();
+                c.guard(&req).unwrap()
+            })
+        })
+        .collect();
+    wait_for(
+        "three local summaries in flight",
+        Duration::from_secs(120),
+        || status()["queue"]["in_flight"] == json!(3),
+    );
+    for (i, c) in clients.into_iter().enumerate() {
+        let r = c.join().unwrap();
+        assert_eq!(kind(&r), "summary", "{i}: {r:?}");
+        assert_eq!(r.model.as_deref(), Some(model.as_str()), "{i}: {r:?}");
+        assert!(r.timings_ms.decode > 0.0, "{i}: {:?}", r.timings_ms);
+    }
+    let st = status();
+    assert_eq!(st["queue"]["in_flight"], json!(0), "{st}");
+    assert_eq!(st["requests"]["summary"], json!(3), "{st}");
 }
