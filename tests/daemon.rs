@@ -377,6 +377,7 @@ fn real_daemon_end_to_end() {
         &socket,
         &[
             ("TOOLSUM_QUEUE_CAPACITY", "1"),
+            ("TOOLSUM_LOCAL_PARALLEL", "2"),
             ("TOOLSUM_MAX_REQUEST_BYTES", "1000000"),
             ("TOOLSUM_MAX_NEW_TOKENS", "48"),
         ],
@@ -577,10 +578,10 @@ fn real_daemon_end_to_end() {
     assert_eq!(ok["bytes"], json!(11));
     assert!(ok["tokens"].as_u64().unwrap() >= 2);
 
-    // Overloaded (queue capacity 1): one job runs, one waits, the next is answered at once.
-    // Inputs of a few thousand characters: counting and reducing them takes milliseconds, so
-    // the second job, sent once the first is on the model, reaches the queue while the first
-    // runs (with a large input, its counting, slowed by the model's spinning threads, could
+    // Overloaded (two summaries decode together, queue capacity 1): two jobs run, one waits,
+    // the next is answered at once. Inputs of a few thousand characters: counting and
+    // reducing them takes milliseconds, so each job, sent once the one before is on the model
+    // (or queued), gets there while the first ones run (with a large input, its counting, slowed by the model's spinning threads, could
     // take longer than the whole first job), and the third arrives while the second waits.
     // Not sent together: the second could reach the queue before the worker took the first
     // and be turned away itself.
@@ -598,6 +599,10 @@ fn real_daemon_end_to_end() {
         status.status().unwrap()["queue"]["busy"] == json!(true)
     });
     let j2 = spawn_job(socket.clone(), session.clone(), short.clone());
+    wait_for("two in flight", Duration::from_secs(60), || {
+        status.status().unwrap()["queue"]["in_flight"] == json!(2)
+    });
+    let j3 = spawn_job(socket.clone(), session.clone(), short.clone());
     wait_for("queued", Duration::from_secs(60), || {
         status.status().unwrap()["queue"]["depth"] == json!(1)
     });
@@ -612,6 +617,7 @@ fn real_daemon_end_to_end() {
     );
     j1.join().unwrap().unwrap();
     j2.join().unwrap().unwrap();
+    j3.join().unwrap().unwrap();
 
     // Clients that hang up mid-line or mid-request; the daemon keeps serving.
     {
