@@ -328,7 +328,8 @@ fn drafts_do_not_change_the_output() {
 
 /// Batched decode on the real models: each row of `forward_batch` (three sequences at
 /// different depths, one of them with two drafted tokens) equals a one-sequence step at that
-/// position bit for bit, with the f16 and the 8-bit KV copy, and the caches grow alike.
+/// position bit for bit, with the f16 and the 8-bit KV copy, and the caches grow alike; a
+/// released cache then serves as a fresh one.
 #[test]
 fn batched_decode_rows_equal_one_sequence_steps() {
     let toks: Vec<u32> = (0..400u32).map(|i| (i * 7919) % 5000 + 10).collect();
@@ -371,6 +372,17 @@ fn batched_decode_rows_equal_one_sequence_steps() {
             for ((c, p), f) in caches.iter().zip(prompts).zip(feeds) {
                 assert_eq!(c.len(), p.len() + f.len());
             }
+            // A released slot (its pages handed back) serves the same as a fresh cache.
+            let c = &mut caches[1];
+            c.release();
+            assert_eq!(c.len(), 0);
+            m.forward(prompts[1], c).unwrap();
+            let again = m
+                .forward(&[feeds[1][0]], c)
+                .unwrap()
+                .to_vec1::<f32>()
+                .unwrap();
+            assert_eq!(again, want[1], "{tier} {kv:?}: after release");
         }
     }
 }

@@ -15,9 +15,10 @@
 //! one sequence.
 //!
 //! Every slot restores the engine's system-prompt snapshot, so batching keeps the prefix
-//! cache. Slot 0 is the engine's committed cache; slots 1.. are made on first use and their
-//! pages are committed as positions are written (a slot costs up to the KV size noted at
-//! [`super::DEFAULT_MAX_CONTEXT`], in proportion to the longest request it has held).
+//! cache. Slot 0 is the engine's committed cache; slots 1.. are made on first use, their pages
+//! are committed as positions are written (a slot in use costs up to the KV size noted at
+//! [`super::DEFAULT_MAX_CONTEXT`], in proportion to its request's length), and handed back to
+//! the OS when the engine goes idle ([`KvCache::release`]).
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -436,6 +437,8 @@ impl Engine {
         let mut seqs: Vec<Seq> = Vec::new();
         let mut replies: Vec<SyncSender<anyhow::Result<Narration>>> = Vec::new();
         let mut closed = false;
+        // Whether a slot other than 0 held a sequence since the engine was last idle.
+        let mut extra_slots = false;
         loop {
             while seqs.len() < parallel && !closed {
                 let msg = if seqs.is_empty() {
@@ -456,6 +459,7 @@ impl Engine {
                 }
                 let free = (0..parallel).find(|i| seqs.iter().all(|s| s.slot != *i));
                 let slot = free.expect("fewer sequences than slots");
+                extra_slots |= slot > 0;
                 match self.start(r.req, slot) {
                     Ok(seq) => {
                         seqs.push(seq);
@@ -492,6 +496,13 @@ impl Engine {
                 }
             }
             speeds.set(self.prefill_tps, self.decode_tps);
+            if seqs.is_empty() && std::mem::take(&mut extra_slots) {
+                // Idle after concurrent work: the extra slots' pages go back to the OS, so
+                // the daemon's memory at rest does not grow with the concurrency it has seen.
+                for c in self.caches.iter_mut().skip(1) {
+                    c.release();
+                }
+            }
         }
     }
 }

@@ -839,14 +839,7 @@ impl KvCache {
     pub fn commit(&mut self) -> usize {
         match &mut self.store {
             Store::Raw(layers) => {
-                let mut bufs: Vec<(usize, usize)> = Vec::new();
-                for l in layers.iter_mut() {
-                    bufs.push((l.kt.as_mut_ptr() as usize, l.kt.len() * 2));
-                    bufs.push((l.v.as_mut_ptr() as usize, l.v.len() * 2));
-                    if let Some(c) = &mut l.q8 {
-                        bufs.extend(c.buffers());
-                    }
-                }
+                let bufs = raw_buffers(layers);
                 for &(ptr, len) in &bufs {
                     // One zero byte per 4 KiB page; the zeros are what the buffers hold.
                     for off in (0..len).step_by(4096) {
@@ -862,6 +855,30 @@ impl KvCache {
                 .iter()
                 .map(|(k, v)| (k.elem_count() + v.elem_count()) * k.dtype().size_in_bytes())
                 .sum(),
+        }
+    }
+
+    /// Forgets every token and hands the CPU path's buffers' whole pages back to the OS
+    /// (`MADV_DONTNEED`: they read as zeros and are committed again as positions are written;
+    /// the address space stays reserved), so a KV slot that served a long request does not
+    /// keep that memory resident while idle. Candle's tensors are left as they are; no-op off
+    /// Linux.
+    pub fn release(&mut self) {
+        self.len = 0;
+        #[cfg(target_os = "linux")]
+        if let Store::Raw(layers) = &mut self.store {
+            const PAGE: usize = 4096;
+            for (ptr, len) in raw_buffers(layers) {
+                let (start, end) = (ptr.next_multiple_of(PAGE), (ptr + len) / PAGE * PAGE);
+                if end > start {
+                    // SAFETY: `start..end` lies inside one live buffer of this cache, owned by
+                    // `self` (borrowed mutably here); its pages then read as zeros, a valid
+                    // value of every element type the buffers hold.
+                    unsafe {
+                        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
+                    };
+                }
+            }
         }
     }
 
@@ -958,6 +975,19 @@ impl KvCache {
         self.len = n;
         Ok(())
     }
+}
+
+/// Every buffer of the CPU path's layers, `(address, bytes)`.
+fn raw_buffers(layers: &mut [RawLayer]) -> Vec<(usize, usize)> {
+    let mut bufs: Vec<(usize, usize)> = Vec::new();
+    for l in layers.iter_mut() {
+        bufs.push((l.kt.as_mut_ptr() as usize, l.kt.len() * 2));
+        bufs.push((l.v.as_mut_ptr() as usize, l.v.len() * 2));
+        if let Some(c) = &mut l.q8 {
+            bufs.extend(c.buffers());
+        }
+    }
+    bufs
 }
 
 /// Whether every matrix got one of our kernels (the CPU path's condition).
