@@ -456,6 +456,36 @@ fn batched_requests_equal_requests_alone() {
         assert_eq!(b.stop, a.stop, "request {i}");
     }
     assert_eq!(alone[1].stop, Some(StopReason::MaxTokens));
+
+    // Stop conditions are per sequence: beside a request whose deadline has passed and one
+    // cancelled, the third runs to the same end as alone.
+    let late = NarrateRequest {
+        deadline: Some(std::time::Instant::now()),
+        ..reqs[1].clone()
+    };
+    let cancelled = reqs[2].clone();
+    cancelled
+        .cancel
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut answers = Vec::new();
+    for r in [late, reqs[0].clone(), cancelled] {
+        let (reply, got) = std::sync::mpsc::sync_channel(1);
+        tx.send(BatchRequest { req: r, reply }).unwrap();
+        answers.push(got);
+    }
+    drop(tx);
+    eng.serve(&rx, 3, &EngineSpeeds::default());
+    let got: Vec<_> = answers
+        .into_iter()
+        .map(|a| a.recv().unwrap().unwrap())
+        .collect();
+    assert_eq!(got[0].stop, Some(StopReason::Deadline));
+    assert_eq!(got[0].generated_tokens, 0);
+    assert_eq!(got[2].stop, Some(StopReason::Cancelled));
+    assert_eq!(got[2].generated_tokens, 0);
+    assert_eq!(got[1].text, alone[0].text);
+    assert_eq!(got[1].stop, alone[0].stop);
 }
 
 #[test]

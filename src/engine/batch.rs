@@ -429,8 +429,9 @@ impl Engine {
     /// Serves requests from `rx` until every sender is gone, up to `parallel` at once (at
     /// least 1), each in its own KV slot: between rounds it admits what has arrived (waiting
     /// only when nothing is in flight), runs one [`Engine::round`], answers the sequences
-    /// that ended and publishes the measured speeds to `speeds`. A panic inside a round ends
-    /// the sequences in flight with an error; the loop goes on.
+    /// that ended and publishes the measured speeds to `speeds`. A panic while starting a
+    /// request fails that request, one inside a round the sequences in flight; the loop goes
+    /// on.
     pub fn serve(&mut self, rx: &Receiver<BatchRequest>, parallel: usize, speeds: &EngineSpeeds) {
         let parallel = parallel.max(1);
         // The sequences in flight, and where each one's answer goes.
@@ -454,13 +455,14 @@ impl Engine {
                         break;
                     }
                 };
-                if r.req.cancel.load(Ordering::Relaxed) {
-                    continue;
-                }
                 let free = (0..parallel).find(|i| seqs.iter().all(|s| s.slot != *i));
                 let slot = free.expect("fewer sequences than slots");
                 extra_slots |= slot > 0;
-                match self.start(r.req, slot) {
+                let started =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| self.start(r.req, slot)));
+                let started =
+                    started.unwrap_or_else(|_| Err(anyhow::anyhow!("the local model panicked")));
+                match started {
                     Ok(seq) => {
                         seqs.push(seq);
                         replies.push(r.reply);
