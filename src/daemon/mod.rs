@@ -272,7 +272,7 @@ impl LocalFallback for LocalModel {
     }
 }
 
-/// Starts the backend the configuration names: the local engine ([`start_local`]), or the
+/// Starts the backend the configuration names: the local engine (`start_local`), or the
 /// remote pool
 /// (`backend_parallel` narrator threads on one [`OpenAiBackend`]). Returns it and the local
 /// tokenizer.

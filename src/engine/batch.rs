@@ -1,7 +1,7 @@
 //! Generation as a state machine per sequence, so several requests decode together: the
 //! engine's continuous-batching loop ([`Engine::serve`]) and its thin [`EngineHandle`]s.
 //!
-//! A [`Seq`] is one request in flight in its own KV slot (a [`KvCache`] of the engine): it is
+//! A `Seq` is one request in flight in its own KV slot (a [`KvCache`] of the engine): it is
 //! prefilled one chunk per round, then every round samples its next token and names the tokens
 //! it feeds to the next pass (the token, and drafted ones when it decodes alone). A round runs
 //! one batched pass ([`super::model::Transformer::forward_batch`]) for every sequence that
@@ -428,7 +428,7 @@ impl Engine {
 
     /// Serves requests from `rx` until every sender is gone, up to `parallel` at once (at
     /// least 1), each in its own KV slot: between rounds it admits what has arrived (waiting
-    /// only when nothing is in flight), runs one [`Engine::round`], answers the sequences
+    /// only when nothing is in flight), runs one round (`Engine::round`), answers the sequences
     /// that ended and publishes the measured speeds to `speeds`. A panic while starting a
     /// request fails that request, one inside a round the sequences in flight; the loop goes
     /// on.
