@@ -3,12 +3,16 @@
 //! token ids, an empty KV cache per run, the best of `TOOLSUM_BENCH_REPS` runs), plus decode at
 //! 512 to 2,048 tokens of context (with the bytes a step reads there, beside the machine's read
 //! bandwidth at growing working sets), a 2-thread run beside a busy process vs a 1-thread run, and the prefix
-//! cache (a request with and without the cached system prompt).
+//! cache (a request with and without the cached system prompt), and batched decode: the
+//! aggregate decode tok/s of 1, 2, 4, 8 sequences stepping together
+//! (`Transformer::forward_batch`), each after a few-hundred-token prompt, against one.
 //!
 //! Environment: `TOOLSUM_BENCH_MODELS` (default `tiny,small`), `TOOLSUM_BENCH_PP` (default
 //! `512,2048`; add 8192 for the long row), `TOOLSUM_BENCH_TG` (default 64), `TOOLSUM_BENCH_REPS`
 //! (default 2), `TOOLSUM_THREADS`, `TOOLSUM_BENCH_CONTENTION` (default 1: run the busy-process
-//! rows). Output: a markdown table on stdout, and `bench-out/engine.json`.
+//! rows), `TOOLSUM_BENCH_BATCH` (default `1,2,4,8`: sequences per batched decode step; empty:
+//! skip), `TOOLSUM_BENCH_ONLY=batch` (only the batched decode group). Output: a markdown table
+//! on stdout, and `bench-out/engine.json`.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -72,6 +76,80 @@ fn decode(m: &Transformer, cache: &mut KvCache, ctx: usize, n: usize, chunk: usi
         m.forward(&[id], cache).expect("forward");
     }
     n as f64 / t.elapsed().as_secs_f64()
+}
+
+/// Prompt tokens before batched decode (sequence `i` gets `BATCH_PROMPT + 16 * i`, so the
+/// sequences sit at different depths, as concurrent summaries do).
+const BATCH_PROMPT: usize = 320;
+
+/// Aggregate decode tok/s of `caches.len()` sequences stepping together: each cache is
+/// prefilled with its own prompt, then `n` batched steps feed one token per sequence
+/// (`Transformer::forward_batch`); `n * caches.len()` tokens over the steps' wall time.
+fn batched_decode(m: &Transformer, caches: &mut [KvCache], n: usize, chunk: usize) -> f64 {
+    for (i, cache) in caches.iter_mut().enumerate() {
+        cache.reset();
+        let ids = tokens(BATCH_PROMPT + 16 * i, m.cfg.vocab, 17 + i as u64);
+        for c in ids.chunks(chunk.max(1)) {
+            m.forward(c, cache).expect("forward");
+        }
+    }
+    let gen: Vec<Vec<u32>> = (0..caches.len())
+        .map(|i| tokens(n, m.cfg.vocab, 31 + i as u64))
+        .collect();
+    let t = Instant::now();
+    for step in 0..n {
+        let mut steps: Vec<(&[u32], &mut KvCache)> = caches
+            .iter_mut()
+            .zip(&gen)
+            .map(|(c, g)| (&g[step..step + 1], c))
+            .collect();
+        m.forward_batch(&mut steps).expect("forward_batch");
+    }
+    (n * caches.len()) as f64 / t.elapsed().as_secs_f64()
+}
+
+/// The batched decode group: per model, aggregate decode tok/s at each batch size of
+/// `sizes` and its ratio to one sequence, in one run (the KV cache decode steps read is the
+/// daemon's default).
+fn batch_group(
+    models: &[String],
+    sizes: &[usize],
+    tg: usize,
+    reps: usize,
+    chunk: usize,
+) -> Vec<serde_json::Value> {
+    let mut rows = Vec::new();
+    if sizes.is_empty() {
+        return rows;
+    }
+    println!("\n| model | kernels | sequences | aggregate decode tok/s | per sequence tok/s | ratio to {} |", sizes[0]);
+    println!("|---|---|---|---|---|---|");
+    for spec in models {
+        let path =
+            toolsum::models::resolve(Some(spec)).expect("model (run scripts/fetch-models.sh)");
+        let m = load_kv(&path, BATCH_PROMPT + 16 * 16 + tg + 16, KvDecode::default());
+        let kern = kernels_label(&m);
+        let most = sizes.iter().copied().max().unwrap_or(1);
+        let mut caches: Vec<KvCache> = (0..most).map(|_| committed_cache(&m)).collect();
+        // Rounds over all sizes, best per size: the sizes share the machine's noise alike.
+        let mut got = vec![0f64; sizes.len()];
+        for _ in 0..reps.max(1) {
+            for (i, &b) in sizes.iter().enumerate() {
+                got[i] = got[i].max(batched_decode(&m, &mut caches[..b], tg, chunk));
+            }
+        }
+        let base = got[0];
+        for (&b, &v) in sizes.iter().zip(&got) {
+            println!(
+                "| {spec} | {kern} | {b} | {v:.1} | {:.1} | {:.2} |",
+                v / b as f64,
+                v / base
+            );
+            rows.push(serde_json::json!({"model": spec, "kernels": kern, "test": "batched decode",
+                "sequences": b, "prompt": BATCH_PROMPT, "tokens": tg, "tok_per_s": v, "ratio_to_1": v / base}));
+        }
+    }
+    rows
 }
 
 /// Bytes of weights one decode step reads, from the GGUF's tensor table: every layer tensor
@@ -256,6 +334,20 @@ fn main() {
         "# toolsum engine benchmark: {cpu}, {} cores, {threads} threads, prefill chunk {chunk}\n",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+    let sizes: Vec<usize> = env_list("TOOLSUM_BENCH_BATCH", "1,2,4,8")
+        .iter()
+        .filter_map(|s| s.parse().ok())
+        .filter(|&b| (1..=Transformer::MAX_BATCH_ROWS).contains(&b))
+        .collect();
+    if std::env::var("TOOLSUM_BENCH_ONLY").as_deref() == Ok("batch") {
+        let rows = batch_group(&models, &sizes, tg, reps, chunk);
+        let _ = std::fs::create_dir_all("bench-out");
+        let _ = std::fs::write(
+            "bench-out/engine-batch.json",
+            serde_json::to_string_pretty(&rows).unwrap_or_default(),
+        );
+        return;
+    }
     println!("| model | kernels | test | tok/s |");
     println!("|---|---|---|---|");
     let mut rows = Vec::new();
@@ -373,6 +465,7 @@ fn main() {
             "alone_n": alone_n, "alone_1": alone_1, "busy_n": busy_n, "busy_1": busy_1}),
         );
     }
+    rows.extend(batch_group(&models, &sizes, tg, reps, chunk));
     // Prefix cache: the same request with and without the system-prompt snapshot.
     {
         let spec = &models[0];

@@ -24,6 +24,8 @@
 //! `LOAD_REMOTE_THREADS` (default 1) threads (`scripts/build-llama-server.sh` builds it;
 //! `TOOLSUM_LLAMA_SERVER` names another binary), and the daemon with `--backend openai`
 //! (`backend_parallel` 8, the tokenizer alone loaded). One table, a row per backend and level.
+//! `local:N` is the local engine with `--local-parallel N` (e.g. `LOAD_BACKENDS=local:1,local:4`
+//! compares one summary at a time with four decoding together); `local` takes the default.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -291,12 +293,16 @@ fn run(backend: &str, levels: &[usize]) -> (Vec<String>, Vec<String>) {
         .arg(model_path());
     match backend {
         "local" => {}
+        // The local engine with `local_parallel` N (summaries decoding together).
+        b if b.starts_with("local:") => {
+            cmd.args(["--local-parallel", &b["local:".len()..]]);
+        }
         "openai" => {
             let (server, url) = start_llama_server();
             cmd.args(["--backend", "openai", "--backend-url", &url]);
             remote = Some(server);
         }
-        other => panic!("unknown backend {other:?} in LOAD_BACKENDS (local, openai)"),
+        other => panic!("unknown backend {other:?} in LOAD_BACKENDS (local, local:N, openai)"),
     }
     let child = cmd
         .env_remove("TOOLSUM_CONFIG")

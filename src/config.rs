@@ -12,6 +12,7 @@
 //! | `device` | `TOOLSUM_DEVICE` | `cpu` | `cpu`, `cuda[:N]`, `metal` |
 //! | `draft_tokens` | `TOOLSUM_DRAFT_TOKENS` | 2 | prompt-lookup drafts per decode step (0 = off) |
 //! | `kv_decode` | `TOOLSUM_KV_DECODE` | `q8` | KV cache decode steps read: `q8` (an 8-bit copy), or `f16` |
+//! | `local_parallel` | `TOOLSUM_LOCAL_PARALLEL` | 4 | local summaries in flight at once, decoding together (1 = one at a time; at most 15) |
 //! | `token_limit` | `TOOLSUM_TOKEN_LIMIT` | 15,000 | pass-through limit (tokens) |
 //! | `summarize_limit` | `TOOLSUM_SUMMARIZE_LIMIT` | 100,000 | above it: preview (tokens) |
 //! | `prefill_budget` | `TOOLSUM_PREFILL_BUDGET` | 1,500 | tool tokens in the prompt |
@@ -136,6 +137,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "a .gguf path, a tier (tiny, small, large) or org/repo:file.gguf",
     ),
     ("threads", "TOOLSUM_THREADS", "a whole number of threads"),
+    (
+        "local_parallel",
+        "TOOLSUM_LOCAL_PARALLEL",
+        "a whole number of summaries",
+    ),
     ("device", "TOOLSUM_DEVICE", "cpu, cuda[:N] or metal"),
     (
         "draft_tokens",
@@ -277,6 +283,10 @@ pub struct ConfigLayer {
     /// Device: cpu, `cuda[:N]` or metal.
     #[arg(long)]
     pub device: Option<String>,
+    /// Local summaries in flight at once, decoding together in one pass per step (1 = one
+    /// at a time on the model thread; at most 15).
+    #[arg(long)]
+    pub local_parallel: Option<usize>,
     /// Tokens drafted by prompt lookup per decode step (speculative decoding, same output;
     /// 0 = off).
     #[arg(long)]
@@ -407,6 +417,7 @@ impl ConfigLayer {
             socket: s("TOOLSUM_SOCKET").map(PathBuf::from),
             model: s("TOOLSUM_MODEL"),
             threads: num!("TOOLSUM_THREADS"),
+            local_parallel: num!("TOOLSUM_LOCAL_PARALLEL"),
             device: s("TOOLSUM_DEVICE"),
             draft_tokens: num!("TOOLSUM_DRAFT_TOKENS"),
             kv_decode: num!("TOOLSUM_KV_DECODE"),
@@ -512,6 +523,7 @@ impl ConfigLayer {
             socket: self.socket.or(lower.socket),
             model: self.model.or(lower.model),
             threads: self.threads.or(lower.threads),
+            local_parallel: self.local_parallel.or(lower.local_parallel),
             draft_tokens: self.draft_tokens.or(lower.draft_tokens),
             kv_decode: self.kv_decode.or(lower.kv_decode),
             device: self.device.or(lower.device),
@@ -551,6 +563,9 @@ pub struct Config {
     pub threads: Option<usize>,
     /// `cpu`, `cuda[:N]` or `metal`.
     pub device: String,
+    /// Local summaries in flight at once (1..=[`crate::engine::batch::MAX_LOCAL_PARALLEL`]):
+    /// above 1, the engine decodes them together ([`crate::engine::Engine::serve`]).
+    pub local_parallel: usize,
     /// Prompt-lookup drafts per decode step ([`crate::engine::EngineOptions::draft_tokens`]).
     pub draft_tokens: usize,
     /// KV cache decode steps read ([`crate::engine::EngineOptions::kv_decode`]).
@@ -696,6 +711,10 @@ impl Config {
             socket: l.socket.unwrap_or_else(|| default_socket_path(env)),
             model: l.model,
             threads: l.threads,
+            local_parallel: l
+                .local_parallel
+                .unwrap_or(crate::engine::batch::DEFAULT_LOCAL_PARALLEL)
+                .clamp(1, crate::engine::batch::MAX_LOCAL_PARALLEL),
             device: l.device.unwrap_or_else(|| "cpu".into()),
             draft_tokens: l
                 .draft_tokens
@@ -821,6 +840,43 @@ mod tests {
             Config::load_with(ConfigLayer::default(), &env),
             Err(ConfigError::Read { .. })
         ));
+    }
+
+    #[test]
+    fn local_parallel_defaults_to_4_and_is_clamped() {
+        use crate::engine::batch::{DEFAULT_LOCAL_PARALLEL, MAX_LOCAL_PARALLEL};
+        let c = Config::load_with(ConfigLayer::default(), &env_of(&[])).unwrap();
+        assert_eq!(c.local_parallel, DEFAULT_LOCAL_PARALLEL);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "local_parallel = 2\n").unwrap();
+        let env = env_of(&[("TOOLSUM_CONFIG", file.to_str().unwrap())]);
+        assert_eq!(
+            Config::load_with(ConfigLayer::default(), &env)
+                .unwrap()
+                .local_parallel,
+            2
+        );
+        let env = env_of(&[("TOOLSUM_LOCAL_PARALLEL", "1")]);
+        assert_eq!(
+            Config::load_with(ConfigLayer::default(), &env)
+                .unwrap()
+                .local_parallel,
+            1
+        );
+        let flag = ConfigLayer {
+            local_parallel: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(Config::load_with(flag, &env).unwrap().local_parallel, 1);
+        let flag = ConfigLayer {
+            local_parallel: Some(64),
+            ..Default::default()
+        };
+        assert_eq!(
+            Config::load_with(flag, &env).unwrap().local_parallel,
+            MAX_LOCAL_PARALLEL
+        );
     }
 
     #[test]

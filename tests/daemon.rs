@@ -283,7 +283,12 @@ fn thread_nices(pid: u32) -> Vec<(String, i64)> {
 }
 
 pub(crate) fn start_daemon(socket: &Path, envs: &[(&str, &str)]) -> Daemon {
-    let model = util::model_path("tiny");
+    start_daemon_with(socket, "tiny", envs)
+}
+
+/// [`start_daemon`] with the model of `tier`.
+fn start_daemon_with(socket: &Path, tier: &str, envs: &[(&str, &str)]) -> Daemon {
+    let model = util::model_path(tier);
     let child = Command::new(util::bin())
         .args(["serve", "--socket"])
         .arg(socket)
@@ -372,6 +377,7 @@ fn real_daemon_end_to_end() {
         &socket,
         &[
             ("TOOLSUM_QUEUE_CAPACITY", "1"),
+            ("TOOLSUM_LOCAL_PARALLEL", "2"),
             ("TOOLSUM_MAX_REQUEST_BYTES", "1000000"),
             ("TOOLSUM_MAX_NEW_TOKENS", "48"),
         ],
@@ -572,10 +578,10 @@ fn real_daemon_end_to_end() {
     assert_eq!(ok["bytes"], json!(11));
     assert!(ok["tokens"].as_u64().unwrap() >= 2);
 
-    // Overloaded (queue capacity 1): one job runs, one waits, the next is answered at once.
-    // Inputs of a few thousand characters: counting and reducing them takes milliseconds, so
-    // the second job, sent once the first is on the model, reaches the queue while the first
-    // runs (with a large input, its counting, slowed by the model's spinning threads, could
+    // Overloaded (two summaries decode together, queue capacity 1): two jobs run, one waits,
+    // the next is answered at once. Inputs of a few thousand characters: counting and
+    // reducing them takes milliseconds, so each job, sent once the one before is on the model
+    // (or queued), gets there while the first ones run (with a large input, its counting, slowed by the model's spinning threads, could
     // take longer than the whole first job), and the third arrives while the second waits.
     // Not sent together: the second could reach the queue before the worker took the first
     // and be turned away itself.
@@ -593,6 +599,10 @@ fn real_daemon_end_to_end() {
         status.status().unwrap()["queue"]["busy"] == json!(true)
     });
     let j2 = spawn_job(socket.clone(), session.clone(), short.clone());
+    wait_for("two in flight", Duration::from_secs(60), || {
+        status.status().unwrap()["queue"]["in_flight"] == json!(2)
+    });
+    let j3 = spawn_job(socket.clone(), session.clone(), short.clone());
     wait_for("queued", Duration::from_secs(60), || {
         status.status().unwrap()["queue"]["depth"] == json!(1)
     });
@@ -607,6 +617,7 @@ fn real_daemon_end_to_end() {
     );
     j1.join().unwrap().unwrap();
     j2.join().unwrap().unwrap();
+    j3.join().unwrap().unwrap();
 
     // Clients that hang up mid-line or mid-request; the daemon keeps serving.
     {
@@ -706,4 +717,56 @@ fn client_falls_back_without_daemon_and_spawns_one() {
         (unsafe { libc::kill(pid as i32, 0) }) != 0
     });
     assert!(!socket.exists());
+}
+
+/// The local engine with `local_parallel` 3 (small model): three summaries are in flight at
+/// once (seen in `status`), decoding together on the one model thread, and each is written by
+/// the model (greedy output is the same alone or batched: tests/engine.rs).
+#[test]
+fn local_summaries_run_together() {
+    let tmp = tempfile::tempdir().unwrap();
+    let socket = tmp.path().join("d.sock");
+    let session = tmp.path().join("session");
+    std::fs::create_dir(&session).unwrap();
+    let _d = start_daemon_with(&socket, "small", &[("TOOLSUM_LOCAL_PARALLEL", "3")]);
+    let status = || Client::connect(&socket).unwrap().status().unwrap();
+    let st = status();
+    assert_eq!(st["queue"]["parallel"], json!(3), "{st}");
+    assert_eq!(st["backend"]["kind"], json!("local"), "{st}");
+    let model = st["model"].as_str().unwrap().to_string();
+    let inputs: Vec<String> = ["ci_08.log", "ci_05.log", "log_02.log"]
+        .iter()
+        .map(|f| {
+            String::from_utf8_lossy(&std::fs::read(util::corpus_dir().join(f)).unwrap())
+                .into_owned()
+        })
+        .collect();
+    let clients: Vec<_> = inputs
+        .iter()
+        .map(|content| {
+            let req = json!({"tool": "Bash", "session_dir": session, "content": content,
+                "intent": "why did the build fail", "token_limit": 500, "prefill_budget": 300,
+                "max_new_tokens": 48, "model_ms": 120_000, "deadline_ms": 150_000});
+            let s = socket.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect(&s).unwrap();
+                c.set_timeout(Some(Duration::from_secs(300))).unwrap();
+                c.guard(&req).unwrap()
+            })
+        })
+        .collect();
+    wait_for(
+        "three local summaries in flight",
+        Duration::from_secs(120),
+        || status()["queue"]["in_flight"] == json!(3),
+    );
+    for (i, c) in clients.into_iter().enumerate() {
+        let r = c.join().unwrap();
+        assert_eq!(kind(&r), "summary", "{i}: {r:?}");
+        assert_eq!(r.model.as_deref(), Some(model.as_str()), "{i}: {r:?}");
+        assert!(r.timings_ms.decode > 0.0, "{i}: {:?}", r.timings_ms);
+    }
+    let st = status();
+    assert_eq!(st["queue"]["in_flight"], json!(0), "{st}");
+    assert_eq!(st["requests"]["summary"], json!(3), "{st}");
 }

@@ -326,6 +326,168 @@ fn drafts_do_not_change_the_output() {
     );
 }
 
+/// Batched decode on the real models: each row of `forward_batch` (three sequences at
+/// different depths, one of them with two drafted tokens) equals a one-sequence step at that
+/// position bit for bit, with the f16 and the 8-bit KV copy, and the caches grow alike; a
+/// released cache then serves as a fresh one.
+#[test]
+fn batched_decode_rows_equal_one_sequence_steps() {
+    let toks: Vec<u32> = (0..400u32).map(|i| (i * 7919) % 5000 + 10).collect();
+    let prompts = [&toks[..30], &toks[10..310], &toks[50..51]];
+    let feeds: [&[u32]; 3] = [&[42], &[7, 8, 9], &[1000]];
+    for tier in ["tiny", "small"] {
+        for kv in [KvDecode::F16, KvDecode::Q8] {
+            let m = load_kv(tier, None, kv);
+            let mut want = Vec::new();
+            for (p, f) in prompts.iter().zip(feeds) {
+                let mut cache = m.new_cache().unwrap();
+                m.forward(p, &mut cache).unwrap();
+                for &t in f {
+                    want.push(
+                        m.forward(&[t], &mut cache)
+                            .unwrap()
+                            .to_vec1::<f32>()
+                            .unwrap(),
+                    );
+                }
+            }
+            let mut caches: Vec<_> = prompts
+                .iter()
+                .map(|p| {
+                    let mut c = m.new_cache().unwrap();
+                    m.forward(p, &mut c).unwrap();
+                    c
+                })
+                .collect();
+            let mut steps: Vec<(&[u32], &mut _)> =
+                feeds.iter().copied().zip(caches.iter_mut()).collect();
+            let got = m.forward_batch(&mut steps).unwrap();
+            assert_eq!(got.len(), want.len());
+            for (r, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    g, w,
+                    "{tier} {kv:?}: row {r} differs from its one-sequence step"
+                );
+            }
+            for ((c, p), f) in caches.iter().zip(prompts).zip(feeds) {
+                assert_eq!(c.len(), p.len() + f.len());
+            }
+            // A released slot (its pages handed back) serves the same as a fresh cache.
+            let c = &mut caches[1];
+            c.release();
+            assert_eq!(c.len(), 0);
+            m.forward(prompts[1], c).unwrap();
+            let again = m
+                .forward(&[feeds[1][0]], c)
+                .unwrap()
+                .to_vec1::<f32>()
+                .unwrap();
+            assert_eq!(again, want[1], "{tier} {kv:?}: after release");
+        }
+    }
+}
+
+/// Continuous batching changes the speed only: three requests served together
+/// (`Engine::serve`, all admitted at once, decoding in shared passes, drafts only once one is
+/// left) give the
+/// same text, token count and stop as each alone (`Engine::generate`, with drafts), on the
+/// small model, greedy; one of them constrained, one cut by its token budget.
+#[test]
+fn batched_requests_equal_requests_alone() {
+    use toolsum::backend::OutputConstraint;
+    use toolsum::engine::batch::{BatchRequest, EngineSpeeds};
+    let opts = EngineOptions {
+        model_path: model_path("small"),
+        system_prompt: Some("Summarize the tool output for a coding agent.".into()),
+        ..EngineOptions::default()
+    };
+    let req = |user: String, max_new_tokens: usize, constraint: Option<OutputConstraint>| {
+        NarrateRequest {
+            system: "Summarize the tool output for a coding agent.".into(),
+            user,
+            max_new_tokens,
+            deadline: None,
+            cancel: Arc::new(Default::default()),
+            constraint,
+        }
+    };
+    let reqs = [
+        req(format!("Tool: pytest\n\n{PYTEST_LOG}"), 64, None),
+        req(
+            "Tool: cargo build\nerror[E0425]: cannot find value `x` in this scope\n --> src/main.rs:4:13".into(),
+            9,
+            None,
+        ),
+        req(
+            "Which lines report failures?\n1: ok\n2: FAILED test_a\n3: ok\n4: FAILED test_b".into(),
+            24,
+            Some(OutputConstraint::Ids {
+                ids: (1..=4).map(|i| i.to_string()).collect(),
+                max: 3,
+                then_text: true,
+            }),
+        ),
+    ];
+    let mut eng = Engine::load(&opts).unwrap();
+    let alone: Vec<_> = reqs.iter().map(|r| eng.generate(r).unwrap()).collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut answers = Vec::new();
+    for r in &reqs {
+        let (reply, got) = std::sync::mpsc::sync_channel(1);
+        tx.send(BatchRequest {
+            req: r.clone(),
+            reply,
+        })
+        .unwrap();
+        answers.push(got);
+    }
+    drop(tx);
+    let before = eng.decode_passes();
+    eng.serve(&rx, 3, &EngineSpeeds::default());
+    let after = eng.decode_passes();
+    assert!(
+        after.1 - before.1 > after.0 - before.0,
+        "no pass held more than one sequence: {before:?} -> {after:?}"
+    );
+    for (i, (a, got)) in alone.iter().zip(answers).enumerate() {
+        let b = got.recv().unwrap().unwrap();
+        assert_eq!(b.text, a.text, "request {i}: batched output differs");
+        assert_eq!(b.generated_tokens, a.generated_tokens, "request {i}");
+        assert_eq!(b.stop, a.stop, "request {i}");
+    }
+    assert_eq!(alone[1].stop, Some(StopReason::MaxTokens));
+
+    // Stop conditions are per sequence: beside a request whose deadline has passed and one
+    // cancelled, the third runs to the same end as alone.
+    let late = NarrateRequest {
+        deadline: Some(std::time::Instant::now()),
+        ..reqs[1].clone()
+    };
+    let cancelled = reqs[2].clone();
+    cancelled
+        .cancel
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut answers = Vec::new();
+    for r in [late, reqs[0].clone(), cancelled] {
+        let (reply, got) = std::sync::mpsc::sync_channel(1);
+        tx.send(BatchRequest { req: r, reply }).unwrap();
+        answers.push(got);
+    }
+    drop(tx);
+    eng.serve(&rx, 3, &EngineSpeeds::default());
+    let got: Vec<_> = answers
+        .into_iter()
+        .map(|a| a.recv().unwrap().unwrap())
+        .collect();
+    assert_eq!(got[0].stop, Some(StopReason::Deadline));
+    assert_eq!(got[0].generated_tokens, 0);
+    assert_eq!(got[2].stop, Some(StopReason::Cancelled));
+    assert_eq!(got[2].generated_tokens, 0);
+    assert_eq!(got[1].text, alone[0].text);
+    assert_eq!(got[1].stop, alone[0].stop);
+}
+
 #[test]
 fn tiny_generates_deterministically() {
     narrate_twice("tiny");

@@ -204,9 +204,11 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// The loader of the real model: resolves the model spec and loads the engine (with the guard's
+/// The loader of the real engine: resolves the model spec and loads it (with the guard's
 /// system prompt kept as a KV snapshot).
-fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + Send + 'static {
+fn engine_opener(
+    config: &Config,
+) -> impl FnOnce() -> anyhow::Result<crate::engine::Engine> + Send + 'static {
     let (model, threads, device) = (config.model.clone(), config.threads, config.device.clone());
     let (draft_tokens, kv_decode) = (config.draft_tokens, config.kv_decode);
     move || {
@@ -222,7 +224,15 @@ fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + S
             kv_decode,
             ..Default::default()
         };
-        let engine = crate::engine::Engine::load(&opts)?;
+        crate::engine::Engine::load(&opts)
+    }
+}
+
+/// [`engine_opener`] for the one-job model thread ([`ModelWorker::spawn`]).
+fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + Send + 'static {
+    let open = engine_opener(config);
+    move || {
+        let engine = open()?;
         let counter: Arc<dyn crate::backend::TokenCounter> = engine.tokenizer();
         let describe = engine.describe();
         Ok(Loaded {
@@ -230,6 +240,19 @@ fn engine_loader(config: &Config) -> impl FnOnce() -> anyhow::Result<Loaded> + S
             counter,
             describe,
         })
+    }
+}
+
+/// Starts the local engine: with `local_parallel` above 1, its batching loop behind that many
+/// job threads ([`ModelWorker::spawn_batched`]); with 1, the one-job model thread.
+///
+/// # Errors
+/// The model does not load.
+fn start_local(cfg: &Config) -> anyhow::Result<(ModelWorker, Arc<dyn TokenCounter>)> {
+    if cfg.local_parallel > 1 {
+        ModelWorker::spawn_batched(cfg.queue_capacity, cfg.local_parallel, engine_opener(cfg))
+    } else {
+        ModelWorker::spawn(cfg.queue_capacity, engine_loader(cfg))
     }
 }
 
@@ -249,7 +272,8 @@ impl LocalFallback for LocalModel {
     }
 }
 
-/// Starts the backend the configuration names: the local model thread, or the remote pool
+/// Starts the backend the configuration names: the local engine (`start_local`), or the
+/// remote pool
 /// (`backend_parallel` narrator threads on one [`OpenAiBackend`]). Returns it and the local
 /// tokenizer.
 ///
@@ -258,11 +282,11 @@ impl LocalFallback for LocalModel {
 /// load; `backend = openai` without a URL, or with a bad one.
 pub fn start_backend(cfg: &Config) -> anyhow::Result<(ModelWorker, Arc<dyn TokenCounter>)> {
     let Some(remote) = cfg.remote().map_err(anyhow::Error::msg)? else {
-        return ModelWorker::spawn(cfg.queue_capacity, engine_loader(cfg));
+        return start_local(cfg);
     };
     let (local, counter) = match cfg.backend_fallback {
         Fallback::Local => {
-            let (w, c) = ModelWorker::spawn(cfg.queue_capacity, engine_loader(cfg))?;
+            let (w, c) = start_local(cfg)?;
             (Some(Arc::new(w)), c)
         }
         Fallback::None => {

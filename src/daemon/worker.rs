@@ -2,8 +2,11 @@
 //! then runs [`SummaryJob`]s one at a time from a bounded queue. A remote backend gets a pool
 //! instead ([`ModelWorker::spawn_pool`]): `N` threads, each with its own narrator, take jobs
 //! from one bounded queue, so `N` summaries are in flight at once; the queue and `overloaded`
-//! logic are the same, per backend. The local worker also takes bare narrations
-//! ([`ModelWorker::narrate`]) for a remote backend's local fallback.
+//! logic are the same, per backend. The local engine with `local_parallel` above 1 gets a pool
+//! too ([`ModelWorker::spawn_batched`]): its job threads narrate through
+//! [`EngineHandle`]s to the one model thread, which decodes their summaries together
+//! ([`Engine::serve`]). The local worker also takes bare narrations ([`ModelWorker::narrate`])
+//! for a remote backend's local fallback.
 //!
 //! Each job carries its own reply sender and cancel flag (TGI's llamacpp backend and mistral.rs
 //! use the same shape). A full queue is reported at once ([`ModelWorker::try_submit`] hands the
@@ -18,10 +21,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::backend::{NarrateRequest, Narration, Narrator, TokenCounter};
+use crate::engine::batch::{BatchRequest, EngineHandle, EngineSpeeds};
+use crate::engine::Engine;
 use crate::guard::{GuardResponse, SummaryJob};
 
 /// What the loader closure returns, inside the model thread.
@@ -215,6 +221,93 @@ impl ModelWorker {
         }
     }
 
+    /// Starts the local engine for `parallel` summaries at once (`local_parallel`): the model
+    /// thread runs `loader`, reports the outcome, then runs the engine's continuous-batching
+    /// loop ([`Engine::serve`], one KV slot per summary in flight); `parallel` job threads
+    /// take jobs from one bounded queue of `capacity` (at least 1), each narrating through an
+    /// [`EngineHandle`] to that loop, so the summaries of concurrent jobs decode together in
+    /// one pass per step. The queue, `overloaded` and `status` work as for the remote pool.
+    /// The model thread ends once the job threads (and their handles) have.
+    ///
+    /// # Errors
+    /// The loader's error (model not found, bad file, ...), a panic in it, or the OS refuses
+    /// a thread.
+    pub fn spawn_batched<F>(
+        capacity: usize,
+        parallel: usize,
+        loader: F,
+    ) -> anyhow::Result<(Self, Arc<dyn TokenCounter>)>
+    where
+        F: FnOnce() -> anyhow::Result<Engine> + Send + 'static,
+    {
+        let parallel = parallel.max(1);
+        let (btx, brx) = std::sync::mpsc::channel::<BatchRequest>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("toolsum-model".into())
+            .spawn(move || {
+                // Long work: a short request on another thread gets the CPU first.
+                super::lanes::lower_thread_priority(super::lanes::BACKGROUND_NICE);
+                let mut engine = match loader() {
+                    Ok(e) => e,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let speeds = Arc::new(EngineSpeeds::new(
+                    engine.prefill_tok_per_s(),
+                    engine.decode_tok_per_s(),
+                ));
+                let counter: Arc<dyn TokenCounter> = engine.tokenizer();
+                let ready = (
+                    counter,
+                    engine.describe(),
+                    engine.model_name(),
+                    speeds.clone(),
+                );
+                if ready_tx.send(Ok(ready)).is_err() {
+                    return;
+                }
+                engine.serve(&brx, parallel, &speeds);
+            })?;
+        let (counter, describe, name, speeds) = match ready_rx.recv() {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(e.context("loading the model"));
+            }
+            Err(_) => {
+                let _ = thread.join();
+                anyhow::bail!("the model thread panicked while loading")
+            }
+        };
+        let narrators: Vec<Box<dyn Narrator>> = (0..parallel)
+            .map(|_| {
+                Box::new(EngineHandle::new(btx.clone(), speeds.clone(), name.clone()))
+                    as Box<dyn Narrator>
+            })
+            .collect();
+        // Only the job threads' handles keep the model thread's loop open.
+        drop(btx);
+        let name_fn = name.clone();
+        let worker = Self::spawn_pool(PoolSpec {
+            capacity,
+            narrators,
+            counter: counter.clone(),
+            backend: serde_json::json!({"kind": "local", "model": name}),
+            describe,
+            name: Arc::new(move || name_fn.clone()),
+            report: None,
+            companion: None,
+            thread_name: "toolsum-local".into(),
+        })
+        .context("starting the local backend's job threads")?;
+        // Joined after the job threads, whose handles end its loop.
+        worker.threads.lock().expect("threads lock").push(thread);
+        Ok((worker, counter))
+    }
+
     /// Starts a pool of threads, one per narrator of `spec`, behind one bounded queue (a
     /// remote backend: each thread waits on its own HTTP request). Loads nothing.
     ///
@@ -339,7 +432,8 @@ impl ModelWorker {
         self.in_flight.load(Ordering::SeqCst)
     }
 
-    /// Threads, i.e. jobs that run at once (1 for the local model).
+    /// Threads, i.e. jobs that run at once (`local_parallel` for the local model, 1 on the
+    /// single model thread; `backend_parallel` for a remote backend).
     pub fn parallel(&self) -> usize {
         self.parallel
     }

@@ -38,12 +38,12 @@ enum LineState {
 }
 
 /// The decoding-time state of one constrained generation.
-pub(crate) struct Constrained<'a> {
-    ids: HashSet<&'a str>,
+pub(crate) struct Constrained {
+    ids: HashSet<String>,
     max: usize,
     then_text: bool,
     /// Tokens that may occur inside the ids line, with their text.
-    alphabet: Vec<(u32, &'a str)>,
+    alphabet: Vec<(u32, String)>,
     /// Text of the ids line generated so far.
     line: String,
     /// Whether the line has ended.
@@ -53,15 +53,16 @@ pub(crate) struct Constrained<'a> {
 const SEPARATORS: [char; 3] = [',', ' ', '\t'];
 const NONE: &str = "none";
 
-impl<'a> Constrained<'a> {
-    /// The state for `c` over the vocabulary `texts`.
-    pub(crate) fn new(c: &'a OutputConstraint, texts: &'a TokenTexts) -> Self {
+impl Constrained {
+    /// The state for `c` over the vocabulary `texts` (owns what it needs of both, so a
+    /// sequence can keep it across batched decode steps).
+    pub(crate) fn new(c: &OutputConstraint, texts: &TokenTexts) -> Self {
         let OutputConstraint::Ids {
             ids,
             max,
             then_text,
         } = c;
-        let ids: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let ids: HashSet<String> = ids.iter().cloned().collect();
         let mut chars: HashSet<char> = ids.iter().flat_map(|i| i.chars()).collect();
         chars.extend(SEPARATORS);
         chars.extend(NONE.chars());
@@ -71,7 +72,7 @@ impl<'a> Constrained<'a> {
             .iter()
             .enumerate()
             .filter(|(_, t)| !t.is_empty() && t.chars().all(|ch| chars.contains(&ch)))
-            .map(|(i, t)| (i as u32, t.as_str()))
+            .map(|(i, t)| (i as u32, t.clone()))
             .collect();
         Constrained {
             ids,
@@ -114,7 +115,8 @@ impl<'a> Constrained<'a> {
                 }
             }
             let mut cand = String::with_capacity(self.line.len() + 16);
-            for &(id, text) in &self.alphabet {
+            for (id, text) in &self.alphabet {
+                let id = *id;
                 cand.clear();
                 cand.push_str(&self.line);
                 cand.push_str(text);
@@ -205,17 +207,17 @@ impl<'a> Constrained<'a> {
             let last = k + 1 == words.len();
             if last && !trailing_sep {
                 // The word being written: a prefix of an id not yet used.
-                let whole = self.ids.contains(w) && !seen.contains(w);
+                let whole = self.ids.contains(*w) && !seen.contains(w);
                 let prefix = self
                     .ids
                     .iter()
-                    .any(|i| i.len() > w.len() && i.starts_with(w) && !seen.contains(i));
+                    .any(|i| i.len() > w.len() && i.starts_with(w) && !seen.contains(i.as_str()));
                 return match (whole, prefix) {
                     (false, false) => LineState::Invalid,
                     (whole, _) => ok_open(whole),
                 };
             }
-            if !self.ids.contains(w) || !seen.insert(w) {
+            if !self.ids.contains(*w) || !seen.insert(w) {
                 return LineState::Invalid;
             }
         }

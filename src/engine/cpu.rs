@@ -31,6 +31,9 @@ use super::kv8::{queries, Kv8Head, Kv8Layer, Q8Query, SUB};
 use super::model::ModelConfig;
 use super::team::{par_chunks_mut, par_for, parallelism, with_team, SharedMut, Team};
 
+mod batch;
+pub(crate) use batch::SeqRows;
+
 /// One layer's weights for the CPU path.
 #[derive(Debug, Clone)]
 pub(crate) struct CpuBlock {

@@ -49,6 +49,7 @@ fn has_one_row_kernel(n_rep: usize, head_dim: usize) -> bool {
     one_row_shapes!(n_rep, head_dim, yes)
 }
 
+pub mod batch;
 mod constrain;
 mod cpu;
 pub mod hugepages;
@@ -57,17 +58,14 @@ mod kv8;
 pub mod model;
 mod team;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use candle_core::{Device, Tensor};
-use candle_transformers::generation::{LogitsProcessor, Sampling as CandleSampling};
+use candle_core::Device;
 
-use crate::backend::{NarrateRequest, Narration, Narrator, StopReason};
+use crate::backend::{NarrateRequest, Narration, Narrator};
 use crate::tokenizer::GgufTokenizer;
 use chat::ChatTemplate;
 use model::{KvCache, KvSnapshot, LoadOptions, Transformer};
@@ -221,7 +219,9 @@ pub struct Engine {
     tokenizer: Arc<GgufTokenizer>,
     template: ChatTemplate,
     add_bos: bool,
-    cache: KvCache,
+    /// KV slots, one per sequence in flight: slot 0 committed at load, the others made on
+    /// first use ([`batch`]).
+    caches: Vec<KvCache>,
     snapshot: Option<KvSnapshot>,
     /// Every token's text, for constrained decoding; computed on the first constrained request.
     token_texts: Option<constrain::TokenTexts>,
@@ -233,6 +233,8 @@ pub struct Engine {
     load_ms: f64,
     /// Drafted tokens checked and accepted since load (speculative decoding).
     drafts: (u64, u64),
+    /// Decode passes run since load, and the rows (tokens of all sequences) they took.
+    passes: (u64, u64),
 }
 
 impl std::fmt::Debug for Engine {
@@ -307,7 +309,7 @@ impl Engine {
             tokenizer,
             template,
             add_bos,
-            cache,
+            caches: vec![cache],
             snapshot: None,
             token_texts: None,
             opts: opts.clone(),
@@ -317,6 +319,7 @@ impl Engine {
             decode_tps: 0.0,
             load_ms: 0.0,
             drafts: (0, 0),
+            passes: (0, 0),
         };
         if let Some(sys) = opts.system_prompt.clone() {
             engine.warm_up(&sys)?;
@@ -406,6 +409,12 @@ impl Engine {
         })
     }
 
+    /// Decode passes run since load and the rows they took (all sequences' tokens; a pass of
+    /// several sequences has more rows than one); for tests and benchmarks.
+    pub fn decode_passes(&self) -> (u64, u64) {
+        self.passes
+    }
+
     /// Sets the prefill chunk (tokens per forward pass); for benchmarks.
     pub fn set_prefill_chunk(&mut self, chunk: usize) {
         self.opts.prefill_chunk = chunk.max(1);
@@ -421,227 +430,17 @@ impl Engine {
     /// prompt starts with it (else prefills from an empty cache and snapshots the prefix),
     /// prefills the rest in chunks, then decodes until EOS/end-of-turn, `max_new_tokens`, the
     /// deadline, the cancel flag, or a repetition loop. Never starts from an earlier request's
-    /// state.
+    /// state. The same machine as [`Engine::serve`] with one sequence in flight (in KV slot
+    /// 0, with prompt-lookup drafts; see [`batch`]).
     ///
     /// # Errors
     /// Prompt longer than the context; model errors.
     pub fn generate(&mut self, req: &NarrateRequest) -> anyhow::Result<Narration> {
-        let (ids, prefix_len) = self.prompt_ids(&req.system, &req.user)?;
-        let ctx = self.model.ctx;
-        if ids.len() + 1 > ctx {
-            return Err(model::ModelError::ContextOverflow {
-                prompt: ids.len(),
-                new: req.max_new_tokens,
-                ctx,
-            }
-            .into());
+        let mut seqs = vec![self.start(req.clone(), 0)?];
+        while seqs.iter().any(|s| !s.finished()) {
+            self.round(&mut seqs);
         }
-        let max_new = req.max_new_tokens.min(ctx - ids.len());
-        let mut out = Narration {
-            prompt_tokens: ids.len(),
-            ..Default::default()
-        };
-        let stopped = |r: &NarrateRequest| -> Option<StopReason> {
-            if r.cancel.load(Ordering::Relaxed) {
-                Some(StopReason::Cancelled)
-            } else if r.deadline.is_some_and(|d| Instant::now() >= d) {
-                Some(StopReason::Deadline)
-            } else {
-                None
-            }
-        };
-
-        // Prefill.
-        let t_prefill = Instant::now();
-        self.cache.reset();
-        let mut done = 0;
-        if let Some(snap) = &self.snapshot {
-            if ids.len() > snap.tokens.len() && ids.starts_with(&snap.tokens) {
-                self.cache.restore(snap)?;
-                done = snap.tokens.len();
-                out.cached_prefix_tokens = done;
-            }
-        }
-        if done == 0 && prefix_len > 0 {
-            self.prefill(&ids[..prefix_len])?;
-            self.snapshot = Some(self.cache.snapshot(&ids[..prefix_len])?);
-            done = prefix_len;
-        }
-        let mut logits: Option<Tensor> = None;
-        let chunk = self.opts.prefill_chunk.max(1);
-        while done < ids.len() {
-            if let Some(s) = stopped(req) {
-                out.stop = Some(s);
-                out.prefill_ms = t_prefill.elapsed().as_secs_f64() * 1e3;
-                return Ok(out);
-            }
-            let end = (done + chunk).min(ids.len());
-            logits = Some(self.model.forward(&ids[done..end], &mut self.cache)?);
-            done = end;
-        }
-        out.prefill_ms = t_prefill.elapsed().as_secs_f64() * 1e3;
-        let prefilled = ids.len() - out.cached_prefix_tokens;
-        if out.prefill_ms > 0.0 && prefilled >= 16 {
-            let tps = prefilled as f64 / (out.prefill_ms / 1e3);
-            self.prefill_tps = ema(self.prefill_tps, tps);
-        }
-
-        // Decode.
-        let t_decode = Instant::now();
-        let mut proc = match self.opts.sampling {
-            Sampling::Greedy => LogitsProcessor::from_sampling(0, CandleSampling::ArgMax),
-            Sampling::TopP {
-                temperature,
-                top_p,
-                seed,
-            } => LogitsProcessor::from_sampling(
-                seed,
-                CandleSampling::TopP {
-                    p: top_p,
-                    temperature,
-                },
-            ),
-        };
-        let eos = self.tokenizer.eos_ids().to_vec();
-        if req.constraint.is_some() && self.token_texts.is_none() {
-            self.token_texts = Some(constrain::TokenTexts::new(&self.tokenizer));
-        }
-        let mut constrained = match (&req.constraint, &self.token_texts) {
-            (Some(c), Some(t)) => Some(constrain::Constrained::new(c, t)),
-            _ => None,
-        };
-        // Speculative decoding by prompt lookup: after each sampled token, the tokens that
-        // followed the latest earlier occurrence of the history's last few tokens are fed with
-        // it in one pass (`forward_rows`: each row's logits bit-identical to a one-token
-        // step), then sampled row by row exactly as the plain loop would (same checks, same
-        // penalty, same sampler state); the first mismatch ends the run and the cache forgets
-        // the rest. Summaries quote their input (paths, error lines), so runs of drafts land.
-        let speculate = self.model.on_cpu_path() && self.opts.draft_tokens > 0;
-        let max_draft = self
-            .opts
-            .draft_tokens
-            .min(model::Transformer::MAX_VERIFY_ROWS - 1);
-        let vocab = self.model.cfg.vocab;
-        // The prompt, then the generated tokens (`hist[plen..]`): drafts are looked up in
-        // both.
-        let plen = ids.len();
-        let mut hist = ids;
-        // Logits rows not yet sampled (the front one is the next token's), and the drafted
-        // tokens they check: `pending[i + 1]` follows `drafts[i]`.
-        let mut pending: VecDeque<Tensor> = VecDeque::from([logits.context("empty prompt")?]);
-        let mut drafts: VecDeque<u32> = VecDeque::new();
-        loop {
-            if hist.len() - plen >= max_new {
-                out.stop = Some(StopReason::MaxTokens);
-                break;
-            }
-            if let Some(s) = stopped(req) {
-                out.stop = Some(s);
-                break;
-            }
-            let mut logits = pending.pop_front().context("a logits row per step")?;
-            let generated = &hist[plen..];
-            if self.opts.repeat_penalty != 1.0 && !generated.is_empty() {
-                let start = generated.len().saturating_sub(REPEAT_WINDOW);
-                logits = candle_transformers::utils::apply_repeat_penalty(
-                    &logits,
-                    self.opts.repeat_penalty,
-                    &generated[start..],
-                )?;
-            }
-            if let Some(c) = constrained.as_ref().filter(|c| !c.free()) {
-                let mut v = logits.to_dtype(candle_core::DType::F32)?.to_vec1::<f32>()?;
-                c.mask(&mut v, &eos);
-                logits = Tensor::from_vec(v, vocab, &Device::Cpu)?;
-            }
-            let next = proc.sample(&logits)?;
-            if let Some(c) = constrained.as_mut() {
-                c.push(&self.tokenizer.decode(&[next], true));
-            }
-            if eos.contains(&next) {
-                out.stop = Some(StopReason::Eos);
-                break;
-            }
-            hist.push(next);
-            let generated = &hist[plen..];
-            if detect_loop(generated) {
-                out.stop = Some(StopReason::Loop);
-                break;
-            }
-            if generated.len() >= max_new {
-                // The stop the loop's top would reach, without feeding this token first.
-                out.stop = Some(StopReason::MaxTokens);
-                break;
-            }
-            if let Some(d) = drafts.pop_front() {
-                if d == next {
-                    // Already in the cache, and the row after it is waiting.
-                    out.draft_accepted += 1;
-                    continue;
-                }
-                // Rejected: forget `d` and the drafts after it.
-                let stale = 1 + drafts.len();
-                self.cache.truncate(self.cache.len() - stale);
-                drafts.clear();
-                pending.clear();
-            }
-            if self.cache.len() >= ctx {
-                out.stop = Some(StopReason::MaxTokens);
-                break;
-            }
-            // Drafts that fit the context and the token budget (every row is sampled).
-            let room = max_draft
-                .min(ctx.saturating_sub(self.cache.len() + 1))
-                .min(max_new.saturating_sub(generated.len() + 1));
-            let mut draft = if speculate && room > 0 {
-                lookup_draft(&hist, room)
-            } else {
-                Vec::new()
-            };
-            // Rows after an end-of-turn token would never be sampled.
-            if let Some(e) = draft.iter().position(|t| eos.contains(t)) {
-                draft.truncate(e);
-            }
-            if draft.is_empty() {
-                pending.push_back(self.model.forward(&[next], &mut self.cache)?);
-            } else {
-                let mut feed = Vec::with_capacity(draft.len() + 1);
-                feed.push(next);
-                feed.extend_from_slice(&draft);
-                let rows = self.model.forward_rows(&feed, &mut self.cache)?;
-                for r in rows {
-                    pending.push_back(Tensor::from_vec(r, vocab, &Device::Cpu)?);
-                }
-                out.draft_proposed += draft.len();
-                drafts.extend(draft);
-            }
-        }
-        out.decode_ms = t_decode.elapsed().as_secs_f64() * 1e3;
-        let generated = &hist[plen..];
-        out.generated_tokens = generated.len();
-        self.drafts.0 += out.draft_proposed as u64;
-        self.drafts.1 += out.draft_accepted as u64;
-        tracing::debug!(
-            generated = generated.len(),
-            decode_ms = out.decode_ms,
-            draft_proposed = out.draft_proposed,
-            draft_accepted = out.draft_accepted,
-            "decode"
-        );
-        if generated.len() >= 4 && out.decode_ms > 0.0 {
-            let tps = generated.len() as f64 / (out.decode_ms / 1e3);
-            self.decode_tps = ema(self.decode_tps, tps);
-        }
-        out.text = self.tokenizer.decode(generated, true);
-        Ok(out)
-    }
-
-    fn prefill(&mut self, ids: &[u32]) -> anyhow::Result<()> {
-        let chunk = self.opts.prefill_chunk.max(1);
-        for c in ids.chunks(chunk) {
-            self.model.forward(c, &mut self.cache)?;
-        }
-        Ok(())
+        seqs.pop().context("one sequence")?.result()
     }
 }
 

@@ -19,6 +19,8 @@ use candle_core::{DType, Device, IndexOp, Module, Tensor};
 use super::cpu::{simd_for, wide_for, CpuBlock, CpuModel, RawLayer, Threads};
 use super::kernels::{Isa, QLinear};
 
+mod rows;
+
 /// Architectures this engine runs (`general.architecture`).
 pub const SUPPORTED_ARCHS: &[&str] = &["llama", "qwen2"];
 
@@ -630,42 +632,7 @@ impl Transformer {
     }
 }
 
-// Rows of `forward_rows` must stay on the per-row kernels (see `MAX_VERIFY_ROWS`).
-#[cfg(target_arch = "x86_64")]
-const _: () = assert!(Transformer::MAX_VERIFY_ROWS < crate::engine::kernels::amx::MIN_ROWS);
-
 impl Transformer {
-    /// Most tokens [`Transformer::forward_rows`] takes: below the AMX tile kernel's row count,
-    /// so each row is computed exactly as a one-token decode step.
-    pub const MAX_VERIFY_ROWS: usize = 15;
-
-    /// Runs `tokens` like [`Transformer::forward`] and returns the logits after each of them,
-    /// `[t][vocab]`, each bit-identical to what a one-token `forward` at that position gives
-    /// (speculative decoding checks drafted tokens with it).
-    ///
-    /// # Errors
-    /// Not on the CPU path, more than [`Transformer::MAX_VERIFY_ROWS`] tokens, or as
-    /// [`Transformer::forward`].
-    pub fn forward_rows(&self, tokens: &[u32], cache: &mut KvCache) -> Result<Vec<Vec<f32>>> {
-        let t = tokens.len();
-        if t == 0 || t > Self::MAX_VERIFY_ROWS {
-            return Err(ModelError::Unsupported(format!(
-                "forward_rows takes 1..={} tokens, got {t}",
-                Self::MAX_VERIFY_ROWS
-            )));
-        }
-        if self.cpu.is_none() {
-            return Err(ModelError::Unsupported(
-                "forward_rows (speculative decoding) runs on the CPU path only".into(),
-            ));
-        }
-        let logits = self.cpu_pass(tokens, cache, true)?;
-        Ok(logits
-            .chunks_exact(self.cfg.vocab)
-            .map(<[f32]>::to_vec)
-            .collect())
-    }
-
     /// [`ModelError::ContextOverflow`] unless `t` more tokens fit after `pos`.
     fn check_room(&self, pos: usize, t: usize) -> Result<()> {
         if pos + t > self.ctx {
@@ -765,14 +732,7 @@ impl KvCache {
     pub fn commit(&mut self) -> usize {
         match &mut self.store {
             Store::Raw(layers) => {
-                let mut bufs: Vec<(usize, usize)> = Vec::new();
-                for l in layers.iter_mut() {
-                    bufs.push((l.kt.as_mut_ptr() as usize, l.kt.len() * 2));
-                    bufs.push((l.v.as_mut_ptr() as usize, l.v.len() * 2));
-                    if let Some(c) = &mut l.q8 {
-                        bufs.extend(c.buffers());
-                    }
-                }
+                let bufs = raw_buffers(layers);
                 for &(ptr, len) in &bufs {
                     // One zero byte per 4 KiB page; the zeros are what the buffers hold.
                     for off in (0..len).step_by(4096) {
@@ -788,6 +748,30 @@ impl KvCache {
                 .iter()
                 .map(|(k, v)| (k.elem_count() + v.elem_count()) * k.dtype().size_in_bytes())
                 .sum(),
+        }
+    }
+
+    /// Forgets every token and hands the CPU path's buffers' whole pages back to the OS
+    /// (`MADV_DONTNEED`: they read as zeros and are committed again as positions are written;
+    /// the address space stays reserved), so a KV slot that served a long request does not
+    /// keep that memory resident while idle. Candle's tensors are left as they are; no-op off
+    /// Linux.
+    pub fn release(&mut self) {
+        self.len = 0;
+        #[cfg(target_os = "linux")]
+        if let Store::Raw(layers) = &mut self.store {
+            const PAGE: usize = 4096;
+            for (ptr, len) in raw_buffers(layers) {
+                let (start, end) = (ptr.next_multiple_of(PAGE), (ptr + len) / PAGE * PAGE);
+                if end > start {
+                    // SAFETY: `start..end` lies inside one live buffer of this cache, owned by
+                    // `self` (borrowed mutably here); its pages then read as zeros, a valid
+                    // value of every element type the buffers hold.
+                    unsafe {
+                        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
+                    };
+                }
+            }
         }
     }
 
@@ -884,6 +868,19 @@ impl KvCache {
         self.len = n;
         Ok(())
     }
+}
+
+/// Every buffer of the CPU path's layers, `(address, bytes)`.
+fn raw_buffers(layers: &mut [RawLayer]) -> Vec<(usize, usize)> {
+    let mut bufs: Vec<(usize, usize)> = Vec::new();
+    for l in layers.iter_mut() {
+        bufs.push((l.kt.as_mut_ptr() as usize, l.kt.len() * 2));
+        bufs.push((l.v.as_mut_ptr() as usize, l.v.len() * 2));
+        if let Some(c) = &mut l.q8 {
+            bufs.extend(c.buffers());
+        }
+    }
+    bufs
 }
 
 /// Whether every matrix got one of our kernels (the CPU path's condition).
