@@ -414,7 +414,9 @@ pub fn bm25<S: AsRef<str>>(query: &Query, docs: &[S]) -> Vec<f64> {
     toks.iter()
         .map(|t| {
             let len = t.len() as f64;
-            let mut tf: HashMap<&str, usize> = HashMap::new();
+            // Summed in term order: a HashMap's order changes per process, and with it the
+            // last bits of the sum that break ties between equally relevant units.
+            let mut tf: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
             for w in t {
                 if query.terms.contains_key(w.as_str()) {
                     *tf.entry(w.as_str()).or_default() += 1;

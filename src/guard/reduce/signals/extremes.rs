@@ -6,6 +6,9 @@ use crate::guard::reduce::rank::{tokenize, Query};
 use crate::guard::reduce::signals::number;
 use crate::guard::reduce::units::{UnitKind, Units};
 
+/// How many times its slot's median a value must reach for [`peaks`] to count it.
+const PEAK_RATIO: f64 = 10.0;
+
 /// Fewest units of a line template for [`peaks`] to compare their numbers.
 const MIN_PEAK_UNITS: usize = 3;
 
@@ -41,6 +44,15 @@ pub(crate) fn peaks(u: &Units) -> Vec<f64> {
             }
             let ups = vals.windows(2).filter(|w| w[1].1 > w[0].1).count();
             if ups * 10 >= (vals.len() - 1) * 9 {
+                continue;
+            }
+            // Only an outlier peaks (`28898` among `0`, `1`, `2`): a slot whose largest value
+            // is within [`PEAK_RATIO`] of its median (clocks, ids, sizes spread evenly) says
+            // nothing about which unit matters.
+            let mut sorted: Vec<f64> = vals.iter().map(|v| v.1).collect();
+            sorted.sort_by(f64::total_cmp);
+            let median = sorted[sorted.len() / 2];
+            if sorted[sorted.len() - 1] < PEAK_RATIO * median.max(1.0) {
                 continue;
             }
             let lo = vals
