@@ -218,59 +218,9 @@ const MEASURES: &[(&[&str], &[&str])] = &[
     ),
 ];
 
-/// Words of a question and the abbreviations outputs write them as, in field names and
-/// columns (`maxLatency`, `avg_ms`, `num_errors`, `mem_used`, `pct`).
-const ABBREVIATIONS: &[(&str, &[&str])] = &[
-    ("maximum", &["max"]),
-    ("minimum", &["min"]),
-    ("average", &["avg", "mean"]),
-    ("mean", &["avg"]),
-    ("number", &["num", "count", "cnt"]),
-    ("memory", &["mem"]),
-    ("percent", &["pct", "percentage"]),
-    ("percentage", &["pct", "percent"]),
-    ("seconds", &["sec", "secs"]),
-    ("milliseconds", &["ms", "msec"]),
-    ("microseconds", &["us", "usec"]),
-    ("configuration", &["config", "conf", "cfg"]),
-    ("directory", &["dir"]),
-    ("directories", &["dir"]),
-    ("temperature", &["temp"]),
-    ("address", &["addr"]),
-    ("database", &["db"]),
-    ("transactions", &["tx", "txn"]),
-    ("received", &["rx", "recv"]),
-    ("transmitted", &["tx"]),
-    ("sent", &["tx"]),
-    ("request", &["req"]),
-    ("requests", &["req", "reqs"]),
-    ("response", &["resp", "res"]),
-    ("error", &["err"]),
-    ("errors", &["err", "errs"]),
-    ("warnings", &["warn"]),
-    ("version", &["ver"]),
-    ("package", &["pkg"]),
-    ("packages", &["pkg"]),
-    ("environment", &["env"]),
-    ("authentication", &["auth"]),
-    ("utilization", &["util"]),
-    ("allocated", &["alloc"]),
-    ("allocations", &["alloc"]),
-];
-
-/// Adds the measure names of `intent`'s ranking words to `q` (weight 0.4), and the
-/// abbreviations of its words ([`ABBREVIATIONS`], weight 0.8).
+/// Adds the measure names of `intent`'s ranking words to `q` (weight 0.4).
 pub fn add_measures(q: &mut Query, intent: &str) {
     let words = tokenize(intent);
-    // The short forms field names use for the intent's words (`maxLatency` for "maximum
-    // latency", `avg_ms` for "average").
-    for (long, short) in ABBREVIATIONS {
-        if words.contains(&stem(long)) {
-            for s in short.iter() {
-                q.terms.entry(stem(s)).or_insert(0.8);
-            }
-        }
-    }
     for (asks, names) in MEASURES {
         if asks.iter().any(|a| words.contains(&stem(a))) {
             for n in names.iter() {

@@ -141,6 +141,45 @@ const SYNONYMS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// Words of a question and the abbreviations outputs write them as, in field names and
+/// columns (`maxLatency`, `avg_ms`, `num_errors`, `mem_used`, `pct`).
+const ABBREVIATIONS: &[(&str, &[&str])] = &[
+    ("maximum", &["max"]),
+    ("minimum", &["min"]),
+    ("average", &["avg", "mean"]),
+    ("mean", &["avg"]),
+    ("number", &["num", "count", "cnt"]),
+    ("percent", &["pct", "percentage"]),
+    ("percentage", &["pct", "percent"]),
+    ("seconds", &["sec", "secs"]),
+    ("milliseconds", &["ms", "msec"]),
+    ("microseconds", &["us", "usec"]),
+    ("configuration", &["config", "conf", "cfg"]),
+    ("directory", &["dir"]),
+    ("directories", &["dir"]),
+    ("temperature", &["temp"]),
+    ("address", &["addr"]),
+    ("database", &["db"]),
+    ("transactions", &["tx", "txn"]),
+    ("received", &["rx", "recv"]),
+    ("transmitted", &["tx"]),
+    ("sent", &["tx"]),
+    ("request", &["req"]),
+    ("requests", &["req", "reqs"]),
+    ("response", &["resp", "res"]),
+    ("error", &["err"]),
+    ("errors", &["err", "errs"]),
+    ("warnings", &["warn"]),
+    ("version", &["ver"]),
+    ("package", &["pkg"]),
+    ("packages", &["pkg"]),
+    ("environment", &["env"]),
+    ("authentication", &["auth"]),
+    ("utilization", &["util"]),
+    ("allocated", &["alloc"]),
+    ("allocations", &["alloc"]),
+];
+
 /// Lower-cases, splits on anything but letters, digits, `_`, `-`, `.`, `%`, and stems each token.
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -292,6 +331,14 @@ impl Query {
                 if *k == t {
                     for s in syns.iter() {
                         terms.entry((*s).to_string()).or_insert(0.5);
+                    }
+                }
+            }
+            // The same word written short, as field names write it: nearly the word itself.
+            for (long, short) in ABBREVIATIONS {
+                if stem(long) == t {
+                    for s in short.iter() {
+                        terms.entry(stem(s)).or_insert(0.8);
                     }
                 }
             }
