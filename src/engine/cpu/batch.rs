@@ -15,9 +15,7 @@
 //! as the pass has fewer than `kernels::amx::MIN_ROWS` rows; so greedy output does not change
 //! with what else is in the batch.
 
-use super::{add, add_bias, par_rows, rms_norm_rows, rope, swiglu_rows, write_kv, CpuModel};
-use super::{ModelConfig, RawLayer};
-use crate::engine::kernels::matmul_many;
+use super::{write_kv, CpuModel, ModelConfig, RawLayer, Scratch};
 
 /// One sequence's share of a batched pass: `rows` consecutive tokens at positions
 /// `pos..pos + rows`, whose keys and values go into `cache` (one [`RawLayer`] per layer).
@@ -42,46 +40,23 @@ impl CpuModel {
         mut x: Vec<f32>,
         seqs: &mut [SeqRows<'_>],
     ) -> Vec<f32> {
-        let d = cfg.n_embd;
-        let t = x.len() / d;
+        let t = x.len() / cfg.n_embd;
         debug_assert_eq!(t, seqs.iter().map(|s| s.rows).sum::<usize>());
         let hd = cfg.head_dim;
         let (nq, nkv) = (cfg.n_head * hd, cfg.n_head_kv * hd);
         // Each row's position, for RoPE.
         let at: Vec<usize> = seqs.iter().flat_map(|s| s.pos..s.pos + s.rows).collect();
-        let mut h = vec![0f32; t * d];
-        let mut q = vec![0f32; t * nq];
-        let mut k = vec![0f32; t * nkv];
-        let mut v = vec![0f32; t * nkv];
-        let mut y = vec![0f32; t * nq];
-        let mut proj = vec![0f32; t * d];
-        let nff = self.blocks.first().map_or(0, |b| b.gate.n());
-        let mut g = vec![0f32; t * nff];
-        let mut u = vec![0f32; t * nff];
+        let mut s = Scratch::new(self, cfg, t);
         for (li, blk) in self.blocks.iter().enumerate() {
-            rms_norm_rows(&x, &blk.attn_norm, cfg.rms_eps, &mut h);
-            matmul_many(
-                &[&blk.q, &blk.k, &blk.v],
-                &h,
-                &mut [&mut q[..], &mut k[..], &mut v[..]],
-            );
-            add_bias(&mut q, blk.bq.as_deref());
-            add_bias(&mut k, blk.bk.as_deref());
-            add_bias(&mut v, blk.bv.as_deref());
-            for (x, len) in [(&mut q, nq), (&mut k, nkv)] {
-                par_rows(x, len, |i, row| {
-                    let (c, s) = self.rope_row(at[i], hd);
-                    rope(row, hd, c, s, cfg.rope_interleaved);
-                });
-            }
+            self.attn_in(cfg, blk, &x, &mut s, |i| at[i]);
             let mut r0 = 0;
             for seq in seqs.iter_mut() {
                 let layer = &mut seq.cache[li];
                 let rows = r0..r0 + seq.rows;
                 write_kv(
                     layer,
-                    &k[rows.start * nkv..rows.end * nkv],
-                    &v[rows.start * nkv..rows.end * nkv],
+                    &s.k[rows.start * nkv..rows.end * nkv],
+                    &s.v[rows.start * nkv..rows.end * nkv],
                     seq.pos,
                     seq.rows,
                     cfg.n_head_kv,
@@ -90,24 +65,20 @@ impl CpuModel {
                 );
                 for (j, r) in rows.enumerate() {
                     let span = r * nq..(r + 1) * nq;
-                    self.attention(cfg, &q[span.clone()], layer, seq.pos + j, 1, &mut y[span]);
+                    self.attention(
+                        cfg,
+                        &s.q[span.clone()],
+                        layer,
+                        seq.pos + j,
+                        1,
+                        &mut s.y[span],
+                    );
                 }
                 r0 += seq.rows;
             }
-            blk.o.matmul(&y, &mut proj);
-            add_bias(&mut proj, blk.bo.as_deref());
-            add(&mut x, &proj);
-            rms_norm_rows(&x, &blk.ffn_norm, cfg.rms_eps, &mut h);
-            matmul_many(&[&blk.gate, &blk.up], &h, &mut [&mut g[..], &mut u[..]]);
-            swiglu_rows(&mut g, &u, self.simd, t);
-            blk.down.matmul(&g, &mut proj);
-            add(&mut x, &proj);
+            self.attn_out_and_mlp(cfg, blk, &mut x, &mut s, t);
         }
-        let mut last = vec![0f32; t * d];
-        rms_norm_rows(&x, &self.out_norm, cfg.rms_eps, &mut last);
-        let mut logits = vec![0f32; t * self.output.n()];
-        self.output.matmul(&last, &mut logits);
-        logits
+        self.logits(cfg, &x, t)
     }
 }
 
