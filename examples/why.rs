@@ -19,6 +19,10 @@ fn rank_of(v: &[f64], i: usize) -> usize {
     v.iter().filter(|&&y| y > x).count() + 1
 }
 
+fn clip(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
 fn bucket(r: usize) -> &'static str {
     match r {
         1..=5 => "1-5",
@@ -64,6 +68,12 @@ fn main() -> anyhow::Result<()> {
         let s = signals::score(&u, &q, &asks);
         if !quiet {
             println!("## {} kind={:?} units={}", row.file, kind, u.units.len());
+        }
+        // WHY_GREP=word: every unit whose text has it, with its anchor and kind.
+        if let Ok(g) = std::env::var("WHY_GREP") {
+            for x in u.units.iter().filter(|x| x.text.contains(&g)) {
+                println!("  unit L{} {:?} :: {}", x.line, x.kind, clip(&x.text, 160));
+            }
         }
         let out = dump
             .as_ref()

@@ -98,6 +98,10 @@ const MIN_FIELD_UNITS: usize = 8;
 const HEAD_UNITS: usize = 6;
 /// Units at the end with a position score (the final status, totals).
 const TAIL_UNITS: usize = 6;
+/// Fewest lines of a nested text for its own first and last lines to get a position score.
+const MIN_STREAM_UNITS: usize = 12;
+/// Lines at each end of a nested text with a position score.
+const STREAM_ENDS: usize = 2;
 /// Extremes kept per numeric field.
 const TOP_EXTREMES: usize = 3;
 /// Extremes kept per numeric field when the intent asks for a ranking ("the top five").
@@ -374,6 +378,22 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
     for (k, i) in (0..n).rev().take(TAIL_UNITS).enumerate() {
         s.pos[i] = s.pos[i].max(1.0 - 0.08 * k as f64);
+    }
+    // And the first and last lines of each long text nested in a document (a command's
+    // stdout, a notebook's cell outputs, one path's text across records): where that text
+    // started and how far it got.
+    let mut by_ctx: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, x) in u.units.iter().enumerate() {
+        if !x.context.is_empty() && matches!(x.kind, UnitKind::Line | UnitKind::Part) {
+            by_ctx.entry(x.context.as_str()).or_default().push(i);
+        }
+    }
+    for v in by_ctx.values().filter(|v| v.len() >= MIN_STREAM_UNITS) {
+        for k in 0..STREAM_ENDS {
+            let (h, t) = (v[k], v[v.len() - 1 - k]);
+            s.pos[h] = s.pos[h].max(0.75 - 0.05 * k as f64);
+            s.pos[t] = s.pos[t].max(0.9 - 0.05 * k as f64);
+        }
     }
     s
 }

@@ -93,25 +93,45 @@ impl Unit {
             .collect();
         keep.sort_unstable();
         keep.dedup();
-        if keep.len() == self.pairs.len() {
-            return format!("{{{}}}", self.pairs.join(self.pair_sep));
-        }
         let mut out = String::new();
-        let mut prev: Option<usize> = None;
-        if keep.first() != Some(&0) {
+        let whole = keep.len() == self.pairs.len();
+        if whole {
+            out.push('{');
+        } else if keep.first() != Some(&0) {
             out.push_str("… ");
         }
+        let mut prev: Option<usize> = None;
         for k in keep {
             if let Some(p) = prev {
-                out.push_str(if k == p + 1 { self.pair_sep } else { " … " });
+                out.push_str(if k == p + 1 { self.joiner(p) } else { " … " });
             }
             out.push_str(&self.pairs[k]);
             prev = Some(k);
         }
-        if prev != Some(self.pairs.len() - 1) {
+        if whole {
+            // A record cut at its most leaves ends at a member the file follows with a comma.
+            if out.ends_with(',') {
+                out.pop();
+            }
+            out.push('}');
+        } else if prev != Some(self.pairs.len() - 1) {
             out.push_str(" …");
         }
         out
+    }
+
+    /// What goes between pair `k` and the next one: [`Unit::pair_sep`], or only its spacing
+    /// when the pair already ends with the file's own comma (JSON leaves, `"key": value,`).
+    fn joiner(&self, k: usize) -> &'static str {
+        if self.pairs[k].ends_with(',') {
+            if self.pair_sep.ends_with(' ') {
+                " "
+            } else {
+                ""
+            }
+        } else {
+            self.pair_sep
+        }
     }
 
     /// The unit as the summary shows it: whole up to [`super::MAX_LINE_BYTES`]; a longer one as

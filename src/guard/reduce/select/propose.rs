@@ -9,7 +9,7 @@ use crate::guard::reduce::rank::{bm25, tokenize, Query};
 use crate::guard::reduce::signal::{severity, Severity};
 use crate::guard::reduce::signals::{Fact, Scores};
 use crate::guard::reduce::units::{Unit, UnitKind, Units};
-use crate::guard::reduce::{Item, Section, MUST};
+use crate::guard::reduce::{Item, Section, CUT_MARK, MUST};
 
 /// Most candidates one generic channel proposes.
 const PER_CHANNEL: usize = 40;
@@ -58,6 +58,11 @@ const IDENTITY_KEYS: &[&str] = &[
     "state",
     "level",
     "message",
+    "msg",
+    "error",
+    "reason",
+    "detail",
+    "evalue",
     "host",
     "address",
     "resource",
@@ -70,9 +75,11 @@ const IDENTITY_KEYS: &[&str] = &[
 
 /// A record's text for the summary: whole when short, else the pairs that matter to this
 /// unit: the ones that made it rare or extreme, the ones with the intent's words or an error,
-/// and the ones naming the record, within [`FOCUS_BYTES`].
+/// and the ones naming the record, within [`FOCUS_BYTES`]. A record whose rendering was cut
+/// short (a long value stopped it) is shown by its pairs too, however short the cut text.
 fn focus_text(unit: &Unit, hot: Option<&Vec<usize>>, q: &Query) -> String {
-    if unit.pairs.is_empty() || unit.text.len() <= FOCUS_BYTES {
+    let cut = unit.text.ends_with(CUT_MARK);
+    if unit.pairs.is_empty() || (unit.text.len() <= FOCUS_BYTES && !cut) {
         return unit.display(q);
     }
     let mut scored: Vec<(f64, usize)> = unit

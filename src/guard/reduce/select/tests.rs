@@ -104,3 +104,34 @@ fn markup_alone_is_no_candidate() {
     assert!(!markup_only("a < b > c"));
     assert!(!markup_only(""));
 }
+
+#[test]
+fn a_record_cut_short_by_a_long_value_is_shown_by_the_pairs_that_matter() {
+    // The record's rendering stops at its long stdout; the error after it must still show.
+    let stdout = "progress line ".repeat(30);
+    let recs: Vec<_> = (0..5)
+        .map(|i| {
+            let status = if i == 3 { "failed" } else { "passed" };
+            let error = if i == 3 {
+                "Error: Test timeout of 1ms exceeded."
+            } else {
+                ""
+            };
+            serde_json::json!({"worker": i, "status": status, "stdout": stdout, "error": error})
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "results": recs })).unwrap();
+    let u = crate::guard::reduce::units::build(&text, crate::guard::reduce::Kind::Json);
+    let q = crate::guard::reduce::rank::Query::new("which test failed and why?");
+    let s = crate::guard::reduce::signals::score(&u, &q, &Default::default());
+    let c = candidates(&u, &s, &[], &q);
+    let failed = c
+        .iter()
+        .find(|c| c.item.text.contains("\"status\": \"failed\""))
+        .expect("the failing record is a candidate");
+    assert!(
+        failed.item.text.contains("Test timeout of 1ms exceeded."),
+        "{}",
+        failed.item.text
+    );
+}

@@ -185,3 +185,19 @@ fn a_slot_count_a_field_states_is_stated_once() {
         f.iter().map(|x| &x.text).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_nested_texts_first_and_last_lines_have_a_position() {
+    // A command envelope whose stdout is long: the document's own first and last units are
+    // its keys; the stream's last line (how far it got) must rank with them.
+    let stdout: String = (1..=40).map(|i| format!("copied file {i}.dat\n")).collect();
+    let doc = serde_json::json!({"command": "sync", "stdout": stdout, "exit_code": 3,
+        "host": "a", "user": "b"});
+    let text = serde_json::to_string_pretty(&doc).unwrap();
+    let u = build(&text, Kind::Json);
+    let s = score_q(&u, &Query::new("how far did the sync get?"));
+    let at = |t: &str| u.units.iter().position(|x| x.text == t).unwrap();
+    assert!(s.pos[at("copied file 40.dat")] >= 0.85);
+    assert!(s.pos[at("copied file 1.dat")] >= 0.7);
+    assert_eq!(s.pos[at("copied file 20.dat")], 0.0);
+}

@@ -13,6 +13,9 @@ const RECORD_SHOW_BYTES: usize = 420;
 const MIN_RECORDS: usize = 3;
 /// Deepest JSON nesting walked for records and leaves.
 const MAX_JSON_DEPTH: usize = 12;
+/// Most strings in an array for it to be pairs of its record ([`flat_leaves`]); a longer array
+/// of strings is lines of text.
+const MAX_PAIR_ARRAY: usize = 8;
 /// Shortest JSON string (bytes) tried as embedded JSON or as text with lines of its own.
 const EMBEDDED_MIN: usize = 80;
 
@@ -76,20 +79,20 @@ fn plain(v: &Value) -> String {
     }
 }
 
-/// Scalar leaves of an object, depth-first, as (relative path, value), at most `max`.
-fn flat_leaves<'a>(
-    v: &'a Value,
-    prefix: &str,
-    depth: usize,
-    max: usize,
-    out: &mut Vec<(String, &'a Value)>,
-) {
+/// A scalar leaf of a record: its path relative to the record, its value, and whether a comma
+/// follows it in the file (it is not the last member of its object or array; JSON writes that
+/// comma right after the value, so `"key": value,` is the file's own text).
+type Leaf<'a> = (String, &'a Value, bool);
+
+/// Scalar leaves of an object, depth-first, at most `max`.
+fn flat_leaves<'a>(v: &'a Value, prefix: &str, depth: usize, max: usize, out: &mut Vec<Leaf<'a>>) {
     if out.len() >= max || depth > 3 {
         return;
     }
     match v {
         Value::Object(m) => {
-            for (k, x) in m {
+            let n = m.len();
+            for (i, (k, x)) in m.iter().enumerate() {
                 let p = if prefix.is_empty() {
                     k.clone()
                 } else {
@@ -98,47 +101,54 @@ fn flat_leaves<'a>(
                 match x {
                     Value::Object(_) => flat_leaves(x, &p, depth + 1, max, out),
                     Value::Array(a)
-                        if a.iter().all(|e| !e.is_object() && !e.is_array()) && a.len() <= 8 =>
+                        if a.iter().all(|e| !e.is_object() && !e.is_array())
+                            && a.len() <= MAX_PAIR_ARRAY =>
                     {
-                        for e in a {
+                        for (j, e) in a.iter().enumerate() {
                             if out.len() < max {
-                                out.push((format!("{p}[]"), e));
+                                out.push((format!("{p}[]"), e, j + 1 < a.len()));
                             }
                         }
                     }
                     Value::Array(_) => {}
-                    _ => out.push((p, x)),
+                    _ => out.push((p, x, i + 1 < n)),
                 }
                 if out.len() >= max {
                     return;
                 }
             }
         }
-        _ => out.push((prefix.to_string(), v)),
+        _ => out.push((prefix.to_string(), v, false)),
     }
 }
 
 /// Each scalar leaf as the file writes it: `"key": value` (`"key":value` when compact); long
 /// string values are cut outside their quotes.
-fn pairs(leaves: &[(String, &Value)], pretty: bool) -> Vec<String> {
+fn pairs(leaves: &[Leaf], pretty: bool) -> Vec<String> {
     let sep = if pretty { "\": " } else { "\":" };
     leaves
         .iter()
-        .map(|(k, v)| {
+        .map(|(k, v, comma)| {
             let key = k.rsplit('.').next().unwrap_or(k).trim_end_matches("[]");
             let pair = format!("\"{key}{sep}{}", scalar(v).unwrap_or_default());
-            show_line_max(&pair, RECORD_SHOW_BYTES / 2)
+            let shown = show_line_max(&pair, RECORD_SHOW_BYTES / 2);
+            // The file's comma after the value, unless the value was cut.
+            if *comma && shown.len() == pair.len() {
+                shown + ","
+            } else {
+                shown
+            }
         })
         .collect()
 }
 
 /// Renders a record: its scalar leaves as `"key": value` pairs (the file's own spacing), joined
 /// by `, `, in braces when whole; a record too long to show whole ends with the cut mark.
-fn render_record(leaves: &[(String, &Value)], pretty: bool) -> String {
+fn render_record(leaves: &[Leaf], pretty: bool) -> String {
     let sep = if pretty { "\": " } else { "\":" };
     let mut out = String::from("{");
     let mut cut = false;
-    for (i, (k, v)) in leaves.iter().enumerate() {
+    for (i, (k, v, _)) in leaves.iter().enumerate() {
         let Some(val) = scalar(v) else { continue };
         let key = k.rsplit('.').next().unwrap_or(k).trim_end_matches("[]");
         let pair = format!("\"{key}{sep}{val}");
@@ -207,30 +217,32 @@ impl JsonWalk<'_> {
                 let scalars = m.values().filter(|x| scalar(x).is_some()).count();
                 let nested = m.len() - scalars;
                 if !self.in_record && depth > 0 && (2..=14).contains(&scalars) && nested <= 2 {
-                    let leaves: Vec<(String, &Value)> = m
+                    let leaves: Vec<Leaf> = m
                         .iter()
                         .filter(|(_, x)| scalar(x).is_some())
-                        .map(|(k, x)| (k.clone(), x))
+                        .map(|(k, x)| (k.clone(), x, false))
                         .collect();
                     let line = self.here();
                     b.objects
                         .push((line, path.to_string(), render_record(&leaves, self.pretty)));
                 }
-                for (k, x) in m {
+                let n = m.len();
+                for (i, (k, x)) in m.iter().enumerate() {
                     let p = if path.is_empty() {
                         k.clone()
                     } else {
                         format!("{path}.{k}")
                     };
                     let line = self.line_of_key(k);
+                    let comma = if i + 1 < n { "," } else { "" };
                     match x {
                         Value::String(s) if s.len() >= EMBEDDED_MIN || s.contains('\n') => {
-                            self.string(b, s, &p, line, depth)
+                            self.string(b, s, &p, line, depth, comma)
                         }
                         _ if scalar(x).is_some() => {
                             let sep = if self.pretty { "\": " } else { "\":" };
-                            let shown =
-                                keep_line(&format!("\"{k}{sep}{}", scalar(x).unwrap_or_default()));
+                            let v = scalar(x).unwrap_or_default();
+                            let shown = keep_line(&format!("\"{k}{sep}{v}{comma}"));
                             let u = b.push(line, shown, UnitKind::Leaf, p.clone());
                             let f = b.field(&p);
                             b.units[u].fields.push((f, plain(x)));
@@ -250,15 +262,17 @@ impl JsonWalk<'_> {
                         self.record(b, x, &p, depth);
                     }
                 } else {
-                    for x in a {
+                    for (i, x) in a.iter().enumerate() {
+                        let comma = if i + 1 < a.len() { "," } else { "" };
                         match x {
                             Value::String(s) if s.len() >= EMBEDDED_MIN || s.contains('\n') => {
                                 let line = self.here();
-                                self.string(b, s, &p, line, depth)
+                                self.string(b, s, &p, line, depth, comma)
                             }
                             _ if scalar(x).is_some() => {
                                 let line = self.here();
-                                let shown = keep_line(&scalar(x).unwrap_or_default());
+                                let v = scalar(x).unwrap_or_default();
+                                let shown = keep_line(&format!("{v}{comma}"));
                                 let u = b.push(line, shown, UnitKind::Leaf, p.clone());
                                 let f = b.field(&p);
                                 b.units[u].fields.push((f, plain(x)));
@@ -277,55 +291,87 @@ impl JsonWalk<'_> {
         let Value::Object(m) = x else {
             return self.walk(b, x, path, depth + 1);
         };
-        // Anchor: the record's first key.
-        let line = m.keys().next().map_or(self.here(), |k| {
-            let save = self.cursor;
-            let l = self.line_of_key(k);
-            self.cursor = save;
-            l
-        });
+        // Anchor: the record's first key. The cursor then moves through the record's keys in
+        // document order, so the next record's anchor is searched after this one's last key
+        // (a key whose value is nested is passed by the walk of that value, not searched again).
+        let line = m.keys().next().map_or(self.here(), |k| self.line_of_key(k));
         let mut leaves = Vec::new();
         flat_leaves(x, "", 0, 48, &mut leaves);
         let shown = render_record(&leaves, self.pretty);
         let u = b.push(line, shown, UnitKind::Record, path.to_string());
-        let ids: Vec<(usize, String)> =
-            leaves.iter().map(|(k, v)| (b.field(k), plain(v))).collect();
+        let ids: Vec<(usize, String)> = leaves
+            .iter()
+            .map(|(k, v, _)| (b.field(k), plain(v)))
+            .collect();
         b.units[u].fields = ids;
         b.units[u].pairs = pairs(&leaves, self.pretty);
         b.units[u].pair_sep = if self.pretty { ", " } else { "," };
         // Nested arrays of objects and long strings inside the record are walked too.
         let was = std::mem::replace(&mut self.in_record, true);
-        for (k, v) in m {
+        for (i, (k, v)) in m.iter().enumerate() {
+            let kl = if i == 0 { line } else { self.line_of_key(k) };
             let p = format!("{path}.{k}");
             match v {
                 Value::Array(a) if a.iter().any(|e| e.is_object()) => {
-                    let _ = self.line_of_key(k);
                     self.walk(b, v, &p, depth + 1)
                 }
+                Value::Array(a) if a.len() > MAX_PAIR_ARRAY && a.iter().all(Value::is_string) => {
+                    self.string_lines(b, a, &p)
+                }
                 Value::Object(o) if o.values().any(|e| e.is_array() || e.is_object()) => {
-                    let _ = self.line_of_key(k);
                     self.walk(b, v, &p, depth + 1)
                 }
                 Value::String(s)
                     if s.len() >= EMBEDDED_MIN
                         && (s.contains('\n') || s.trim_start().starts_with(['{', '['])) =>
                 {
-                    let line = self.line_of_key(k);
-                    self.string(b, s, &p, line, depth)
+                    self.string(b, s, &p, kl, depth, "")
                 }
                 _ => {}
             }
         }
         self.in_record = was;
-        // The walk for the next record resumes after this one's keys.
-        if let Some(k) = m.keys().next_back() {
-            let _ = self.line_of_key(k);
+    }
+
+    /// An array of strings too long to be pairs of its record: the lines of a text (a
+    /// notebook's `source` and `outputs[].text`, a command's output as a list). Each string is
+    /// a line unit, shown as the file writes it (escaped, without its trailing `\n`) and
+    /// anchored where the file has it.
+    fn string_lines(&mut self, b: &mut Builder, a: &[Value], path: &str) {
+        for e in a {
+            let Value::String(s) = e else { continue };
+            let l = s.trim_end_matches(['\n', '\r']);
+            if l.trim().is_empty() {
+                continue;
+            }
+            let shown = escape(l);
+            let hay = &self.text.as_bytes()[self.cursor.min(self.text.len())..];
+            if let Some(p) = memchr::memmem::find(hay, shown.as_bytes()) {
+                self.cursor += p + shown.len();
+            }
+            let line = self.here();
+            if shown.len() > LONG_LINE_BYTES {
+                for p in parts(&shown) {
+                    b.push(line, keep_line(p.trim()), UnitKind::Part, path.to_string());
+                }
+            } else {
+                b.push(line, keep_line(&shown), UnitKind::Line, path.to_string());
+            }
         }
     }
 
     /// A long string value: embedded JSON is walked as a document of its own; text with
-    /// lines gives a unit per line (anchored at the string's line); else one leaf.
-    fn string(&mut self, b: &mut Builder, s: &str, path: &str, line: usize, depth: usize) {
+    /// lines gives a unit per line (anchored at the string's line); else one leaf, followed
+    /// by `comma` (the file's `,` after it, or nothing).
+    fn string(
+        &mut self,
+        b: &mut Builder,
+        s: &str,
+        path: &str,
+        line: usize,
+        depth: usize,
+        comma: &str,
+    ) {
         let t = s.trim_start();
         if t.starts_with(['{', '[']) {
             if let Ok(inner) = serde_json::from_str::<Value>(s) {
@@ -393,7 +439,12 @@ impl JsonWalk<'_> {
                 b.push(line, keep_line(p.trim()), UnitKind::Part, path.to_string());
             }
         } else {
-            let u = b.push(line, keep_line(&whole), UnitKind::Leaf, path.to_string());
+            let u = b.push(
+                line,
+                keep_line(&format!("{whole}{comma}")),
+                UnitKind::Leaf,
+                path.to_string(),
+            );
             let f = b.field(path);
             b.units[u].fields.push((f, s.to_string()));
         }
@@ -472,8 +523,10 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                     render_record(&leaves, pretty)
                 };
                 let u = b.push(i + 1, shown, UnitKind::Record, String::new());
-                let ids: Vec<(usize, String)> =
-                    leaves.iter().map(|(k, v)| (b.field(k), plain(v))).collect();
+                let ids: Vec<(usize, String)> = leaves
+                    .iter()
+                    .map(|(k, v, _)| (b.field(k), plain(v)))
+                    .collect();
                 b.units[u].fields = ids;
                 b.units[u].pairs = pairs(&leaves, pretty);
                 b.units[u].pair_sep = if pretty { ", " } else { "," };
@@ -489,7 +542,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                         cursor: 0,
                         in_record: false,
                     };
-                    w.string(b, s, &k, i + 1, 1);
+                    w.string(b, s, &k, i + 1, 1, "");
                 }
             }
             _ => {

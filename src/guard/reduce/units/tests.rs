@@ -153,3 +153,77 @@ fn a_minified_html_page_is_cut_into_its_paragraphs() {
         .any(|x| x.text == "Paragraph 7 says the fleet is at 70 percent today."));
     assert!(u.units.iter().all(|x| !x.text.contains("var a")));
 }
+
+#[test]
+fn nested_records_are_anchored_where_the_file_has_them() {
+    // Suites of specs of results: each level's records end with a nested array, so the
+    // next record's key must be searched after it, not one record further on.
+    let mut suites = Vec::new();
+    for s in 0..3 {
+        let specs: Vec<_> = (0..3)
+            .map(|k| {
+                serde_json::json!({"title": format!("spec {s}.{k}"),
+                    "results": [{"worker": s * 10 + k, "status": "passed"}]})
+            })
+            .collect();
+        suites.push(serde_json::json!({"title": format!("suite {s}"), "specs": specs}));
+    }
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "suites": suites })).unwrap();
+    let u = build(&text, Kind::Json);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut checked = 0;
+    for x in u.units.iter().filter(|x| x.kind == UnitKind::Record) {
+        // The anchor line holds the record's first pair.
+        let first = x.pairs[0].trim_end_matches(',');
+        assert!(
+            lines[x.line - 1].contains(first),
+            "L{} is {:?}, not {first}",
+            x.line,
+            lines[x.line - 1]
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 3 + 9 + 9);
+}
+
+#[test]
+fn json_pairs_and_leaves_keep_the_files_commas() {
+    let text = "{\n  \"cpu_count\": 8,\n  \"os\": \"Linux\",\n  \"items\": [\n    {\"id\": 1, \"ok\": true},\n    {\"id\": 2, \"ok\": false},\n    {\"id\": 3, \"ok\": true}\n  ]\n}";
+    let u = build(text, Kind::Json);
+    let leaf = |ctx: &str| {
+        u.units
+            .iter()
+            .find(|x| x.kind == UnitKind::Leaf && x.context == ctx)
+            .map(|x| x.text.clone())
+    };
+    // As the file writes them: a comma after every member but an object's last.
+    assert_eq!(leaf("cpu_count").as_deref(), Some("\"cpu_count\": 8,"));
+    assert_eq!(leaf("os").as_deref(), Some("\"os\": \"Linux\","));
+    let rec = u.units.iter().find(|x| x.kind == UnitKind::Record).unwrap();
+    assert_eq!(rec.pairs, vec!["\"id\": 1,", "\"ok\": true"]);
+    // Shown in part or whole, no comma is doubled or left before a brace.
+    assert_eq!(rec.render_pairs(&[0]), "\"id\": 1, …");
+    assert_eq!(rec.render_pairs(&[1]), "… \"ok\": true");
+    assert_eq!(rec.render_pairs(&[0, 1]), "{\"id\": 1, \"ok\": true}");
+}
+
+#[test]
+fn long_arrays_of_strings_are_lines_of_text() {
+    // A notebook cell's stream output: one string per printed line.
+    let out: Vec<String> = (1..=20).map(|i| format!("repo{i} - id: {i}\n")).collect();
+    let doc = serde_json::json!({"cells": [
+        {"cell_type": "code", "outputs": [{"name": "stdout", "text": out}]},
+        {"cell_type": "code", "outputs": []},
+        {"cell_type": "markdown", "source": ["# Title"]}
+    ]});
+    let text = serde_json::to_string_pretty(&doc).unwrap();
+    let u = build(&text, Kind::Json);
+    let lines: Vec<&str> = text.lines().collect();
+    let l = u
+        .units
+        .iter()
+        .find(|x| x.text == "repo17 - id: 17")
+        .expect("each string is a line unit, without its newline");
+    assert_eq!(l.kind, UnitKind::Line);
+    assert!(lines[l.line - 1].contains("repo17 - id: 17"), "L{}", l.line);
+}
