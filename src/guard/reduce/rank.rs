@@ -439,7 +439,25 @@ impl Query {
     pub fn has(&self, term: &str) -> bool {
         self.terms.contains_key(term)
     }
+
+    /// True when `word`, a token of a field or column name, is a query term ([`Query::has`])
+    /// or shares a prefix with one: names are compounds and abbreviations, so "stars" names
+    /// `stargazers_count` and "memory" names `mem_used` (the query term at least
+    /// [`MIN_PREFIX_TERM`] chars, the field's word at least [`MIN_PREFIX_WORD`]).
+    pub fn names_word(&self, word: &str) -> bool {
+        self.has(word)
+            || self.terms.keys().any(|t| {
+                t.len() >= MIN_PREFIX_TERM
+                    && word.len() >= MIN_PREFIX_WORD
+                    && (word.starts_with(t.as_str()) || t.starts_with(word))
+            })
+    }
 }
+
+/// Shortest query term that names a field word it is a prefix of, or that starts with it.
+const MIN_PREFIX_TERM: usize = 4;
+/// Shortest field word that a query term starting with it names (`mem`, `cpu`, `req`).
+const MIN_PREFIX_WORD: usize = 3;
 
 /// BM25 scores of `docs` against `query`; one score per document, 0.0 for no match.
 pub fn bm25<S: AsRef<str>>(query: &Query, docs: &[S]) -> Vec<f64> {
@@ -485,6 +503,18 @@ pub fn bm25<S: AsRef<str>>(query: &Query, docs: &[S]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_word_is_named_by_a_query_term_it_shares_a_prefix_with() {
+        let q = Query::new("which repositories have the most stars, and how much memory?");
+        assert!(q.names_word("stargazers"));
+        assert!(q.names_word("mem"));
+        assert!(q.names_word(&stem("memory")));
+        // Too short to be a prefix, or unrelated.
+        assert!(!q.names_word("st"));
+        assert!(!q.names_word("forks"));
+        assert!(!q.names_word("id"));
+    }
 
     #[test]
     fn a_negated_word_is_not_a_query_term() {

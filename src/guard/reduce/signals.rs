@@ -202,7 +202,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         .map(|f| {
             let own = f.name.rsplit(['.', '/']).next().unwrap_or(&f.name);
             let own = own.trim_start_matches('@').trim_end_matches("[]");
-            if tokenize(own).iter().any(|t| q.has(t)) {
+            if tokenize(own).iter().any(|t| q.names_word(t)) {
                 1.0
             } else if STATUS_FIELDS.contains(&own.to_ascii_lowercase().as_str()) {
                 STATUS_FIELD_WEIGHT
@@ -216,7 +216,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         let mut r = 0.0;
         // Records of one array differ in their optional keys, not in kind: only lines have a
         // rare template.
-        if !u.structured
+        if !t.shaped
             && max_count >= 5
             && n >= 20
             && (t.count as f64) <= (RARE_SHARE * n as f64).max(2.0)
@@ -296,7 +296,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
     // Slots of line templates ("took 350ms", "pause 12.5ms").
     for (ti, t) in u.templates.iter().enumerate() {
-        if t.count < MIN_FIELD_UNITS || u.structured {
+        if t.count < MIN_FIELD_UNITS || t.shaped {
             continue;
         }
         let tt: Vec<&str> = t.text.split(' ').collect();

@@ -251,6 +251,9 @@ pub struct Template {
     /// For templates of lines: values seen at each variable position (position -> value ->
     /// count), for counts per value ("requests per endpoint").
     pub slots: Vec<HashMap<String, usize>>,
+    /// Whether the template groups units by their shape (records by their keys, leaves by
+    /// their path) rather than mined lines.
+    pub shaped: bool,
 }
 
 /// A field of structured units.
@@ -448,6 +451,9 @@ impl Builder {
             return;
         }
         if l.len() > LONG_LINE_BYTES {
+            if json::json_line(self, ln, l) {
+                return;
+            }
             for p in parts(l) {
                 if !p.trim().is_empty() {
                     self.push(ln, keep_line(p.trim()), UnitKind::Part, String::new());
@@ -468,9 +474,16 @@ impl Builder {
     /// lines by a Drain-like miner over their tokens.
     fn finish(mut self, structured: bool) -> Units {
         let mut templates: Vec<Template> = Vec::new();
-        if structured {
+        // Lines are mined; records and leaves (of a document, or of JSON inside a line of
+        // text) are grouped by their shape.
+        if !structured {
+            mine(&mut self.units, &mut templates);
+        }
+        {
             let mut by_sig: HashMap<String, usize> = HashMap::new();
-            for u in &mut self.units {
+            let shaped =
+                |u: &Unit| structured || matches!(u.kind, UnitKind::Record | UnitKind::Leaf);
+            for u in self.units.iter_mut().filter(|u| shaped(u)) {
                 let sig = match u.kind {
                     UnitKind::Record => {
                         let mut names: Vec<usize> = u.fields.iter().map(|f| f.0).collect();
@@ -492,14 +505,13 @@ impl Builder {
                         last: u.line,
                         sev: u.sev,
                         slots: Vec::new(),
+                        shaped: true,
                     });
                     templates.len() - 1
                 });
                 templates[id].add(u.line);
                 u.template = id;
             }
-        } else {
-            mine(&mut self.units, &mut templates);
         }
         Units {
             units: self.units,
@@ -537,7 +549,8 @@ fn variable(tok: &str) -> bool {
 fn mine(units: &mut [Unit], templates: &mut Vec<Template>) {
     let mut toks_of: Vec<Vec<String>> = Vec::new();
     let mut buckets: HashMap<(Severity, usize), Vec<usize>> = HashMap::new();
-    for u in units.iter_mut() {
+    let line = |u: &Unit| !matches!(u.kind, UnitKind::Record | UnitKind::Leaf);
+    for u in units.iter_mut().filter(|u| line(u)) {
         let raw: Vec<&str> = u
             .text
             .split_whitespace()
@@ -588,6 +601,7 @@ fn mine(units: &mut [Unit], templates: &mut Vec<Template>) {
                     last: u.line,
                     sev: u.sev,
                     slots: Vec::new(),
+                    shaped: false,
                 });
                 bucket.push(templates.len() - 1);
                 templates.len() - 1
@@ -597,7 +611,7 @@ fn mine(units: &mut [Unit], templates: &mut Vec<Template>) {
         u.template = tid;
     }
     // Slot values, now that the templates' variable positions are known.
-    for u in units.iter() {
+    for u in units.iter().filter(|u| line(u)) {
         let tt = &toks_of[u.template];
         let t = &mut templates[u.template];
         if t.count < 3 {

@@ -212,7 +212,7 @@ pub(super) fn extreme_field(
         w = 0.8;
     }
     let name_terms = tokenize(name);
-    let named = name_terms.iter().filter(|t| q.has(t)).count();
+    let named = name_terms.iter().filter(|t| q.names_word(t)).count();
     if named > 0 {
         // Of `minLatency`, `maxLatency`, `avgLatency`, the one whose every word the intent
         // names ("the worst maximum latency") first.

@@ -45,7 +45,7 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
         let mut rel = bm25(q, &texts);
         normalise(&mut rel);
         let mut order: Vec<usize> = (0..u.templates.len())
-            .filter(|&i| u.templates[i].count >= 3)
+            .filter(|&i| u.templates[i].count >= 3 && !u.templates[i].shaped)
             .collect();
         order.sort_by(|&a, &b| {
             let ka = u.templates[a].count as f64 / n as f64 + rel[a];

@@ -13,6 +13,9 @@ const RECORD_SHOW_BYTES: usize = 420;
 const MIN_RECORDS: usize = 3;
 /// Deepest JSON nesting walked for records and leaves.
 const MAX_JSON_DEPTH: usize = 12;
+/// Most scalar leaves of one record that become its fields and pairs: wide API records (a
+/// GitHub repository has ~80) keep the measures they list late (`stargazers_count`).
+const MAX_LEAVES: usize = 128;
 /// Most strings in an array for it to be pairs of its record ([`flat_leaves`]); a longer array
 /// of strings is lines of text.
 const MAX_PAIR_ARRAY: usize = 8;
@@ -296,7 +299,7 @@ impl JsonWalk<'_> {
         // (a key whose value is nested is passed by the walk of that value, not searched again).
         let line = m.keys().next().map_or(self.here(), |k| self.line_of_key(k));
         let mut leaves = Vec::new();
-        flat_leaves(x, "", 0, 48, &mut leaves);
+        flat_leaves(x, "", 0, MAX_LEAVES, &mut leaves);
         let shown = render_record(&leaves, self.pretty);
         let u = b.push(line, shown, UnitKind::Record, path.to_string());
         let ids: Vec<(usize, String)> = leaves
@@ -458,6 +461,45 @@ fn escape(s: &str) -> String {
     q[1..q.len() - 1].to_string()
 }
 
+/// Most bytes before the JSON value of a long line (`body: {...}`, a log line's prefix).
+const MAX_LINE_PREFIX: usize = 200;
+
+/// A long line of a text that holds a JSON object or array (a recorded HTTP body, a log
+/// line's payload), after at most [`MAX_LINE_PREFIX`] bytes of prefix: the prefix is a line
+/// unit and the value is walked like a document, every unit anchored at line `ln`. Returns
+/// false (adding nothing) when the line holds no such value.
+pub(super) fn json_line(b: &mut Builder, ln: usize, l: &str) -> bool {
+    let Some(at) = l.find(['{', '[']).filter(|&p| p <= MAX_LINE_PREFIX) else {
+        return false;
+    };
+    let Ok(v) = serde_json::from_str::<Value>(l[at..].trim_end()) else {
+        return false;
+    };
+    if !(v.is_object() || v.as_array().is_some_and(|a| a.iter().any(Value::is_object))) {
+        return false;
+    }
+    let prefix = l[..at].trim();
+    if !prefix.is_empty() {
+        b.push(ln, keep_line(prefix), UnitKind::Line, String::new());
+    }
+    let mut w = JsonWalk {
+        starts: vec![0],
+        text: "",
+        pretty: pretty_style(&l[at..]),
+        cursor: 0,
+        in_record: false,
+    };
+    let (units, objects) = (b.units.len(), b.objects.len());
+    w.walk(b, &v, "", 0);
+    for u in &mut b.units[units..] {
+        u.line = ln;
+    }
+    for o in &mut b.objects[objects..] {
+        o.0 = ln;
+    }
+    true
+}
+
 /// A JSON document. Returns false when it does not parse.
 pub(super) fn json_doc(b: &mut Builder, text: &str) -> bool {
     let Ok(v) = serde_json::from_str::<Value>(text) else {
@@ -515,7 +557,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
         match serde_json::from_str::<Value>(l) {
             Ok(v @ Value::Object(_)) => {
                 let mut leaves = Vec::new();
-                flat_leaves(&v, "", 0, 48, &mut leaves);
+                flat_leaves(&v, "", 0, MAX_LEAVES, &mut leaves);
                 // A line short enough is shown as it is; a long one as its leaves.
                 let shown = if l.len() <= RECORD_SHOW_BYTES {
                     keep_line(l)

@@ -227,3 +227,39 @@ fn long_arrays_of_strings_are_lines_of_text() {
     assert_eq!(l.kind, UnitKind::Line);
     assert!(lines[l.line - 1].contains("repo17 - id: 17"), "L{}", l.line);
 }
+
+#[test]
+fn json_inside_a_long_line_of_text_is_walked() {
+    // A recorded HTTP exchange: header lines, then the body as one compact JSON line.
+    let items: Vec<_> = (0..30)
+        .map(|i| {
+            serde_json::json!({"full_name": format!("o/r{i}"), "stargazers_count": 1000 - i,
+            "description": "x".repeat(40)})
+        })
+        .collect();
+    let body = serde_json::json!({"total_count": 2723, "items": items}).to_string();
+    let text = format!("https\nGET\napi.example.com\n200\n{body}\n");
+    let u = build(&text, Kind::Lines);
+    let rec: Vec<&Unit> = u
+        .units
+        .iter()
+        .filter(|x| x.kind == UnitKind::Record)
+        .collect();
+    assert_eq!(rec.len(), 30);
+    assert!(rec.iter().all(|x| x.line == 5));
+    assert!(
+        rec[3].text.contains("\"full_name\":\"o/r3\","),
+        "{}",
+        rec[3].text
+    );
+    // Records are grouped by their shape, the text's lines still mined.
+    assert!(rec.iter().all(|x| x.template == rec[0].template));
+    assert!(u.templates[rec[0].template].shaped);
+    assert!(u
+        .units
+        .iter()
+        .any(|x| x.kind == UnitKind::Leaf && x.text == "\"total_count\":2723,"));
+    // A long line that is not JSON is cut into parts as before.
+    let u = build(&format!("{{not json {}\n", "a, ".repeat(800)), Kind::Lines);
+    assert!(u.units.iter().all(|x| x.kind == UnitKind::Part));
+}
