@@ -15,6 +15,8 @@ use super::units::{keep_line, Builder, UnitKind};
 const MIN_RECORDS: usize = 3;
 /// Deepest element path followed.
 const MAX_DEPTH: usize = 24;
+/// Most leaf children of an element that occurs once for it to be a record of its own.
+const MAX_SINGLE_LEAVES: usize = 24;
 /// Most elements read (a bound on the cost of huge documents).
 const MAX_ELEMENTS: usize = 400_000;
 
@@ -181,50 +183,10 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
         return false;
     }
     records.sort_by_key(|c| c.span.0);
+    let spans: Vec<(usize, usize)> = records.iter().map(|c| c.span).collect();
     for c in records {
-        let src = &text[c.span.0..c.span.1];
-        let line = line_of(c.span.0);
-        let mut pairs: Vec<String> = Vec::new();
-        let mut fields: Vec<(String, String)> = Vec::new();
-        for (k, v) in &c.attrs {
-            pairs.push(format!("{k}=\"{v}\""));
-            fields.push((format!("@{k}"), v.clone()));
-        }
-        for l in &c.leaves {
-            pairs.push(keep_line(text[l.span.0..l.span.1].trim()));
-            fields.push((l.name.clone(), l.value.clone()));
-            for (k, v) in &l.attrs {
-                fields.push((format!("{}@{k}", l.name), v.clone()));
-            }
-        }
-        let one_line = !src.contains('\n');
-        let shown = if one_line || c.leaves.is_empty() {
-            keep_line(src.trim())
-        } else {
-            // The element's tag line, then its leaves as the file writes them.
-            let head = src.lines().next().unwrap_or("").trim();
-            format!("{head} {}", pairs[c.attrs.len()..].join(" "))
-        };
-        let u = b.push(line, keep_line(&shown), UnitKind::Record, c.path.clone());
-        let ids: Vec<(usize, String)> = fields
-            .iter()
-            .map(|(k, v)| (b.field(k), v.clone()))
-            .collect();
-        // Pairs parallel to fields: attributes of leaves have no pair of their own, so they
-        // share their leaf's.
-        let mut par: Vec<String> = Vec::new();
-        for (k, v) in &c.attrs {
-            par.push(format!("{k}=\"{v}\""));
-        }
-        for l in &c.leaves {
-            let p = keep_line(text[l.span.0..l.span.1].trim());
-            par.push(p.clone());
-            for _ in &l.attrs {
-                par.push(p.clone());
-            }
-        }
-        b.set_record(u, ids, par, " ");
-        covered.push((line, line_of(c.span.1.saturating_sub(1))));
+        record(b, text, c, &line_of);
+        covered.push((line_of(c.span.0), line_of(c.span.1.saturating_sub(1))));
     }
     // Lines outside every record.
     covered.sort_unstable();
@@ -233,6 +195,21 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
         match merged.last_mut() {
             Some(m) if a <= m.1 + 1 => m.1 = m.1.max(z),
             _ => merged.push((a, z)),
+        }
+    }
+    // An element with leaf children that occurs once (a `<summary>` of totals, a server's
+    // `<config>`) on a line a record covers (a document written on one line): a record of its
+    // own, as the lines outside records cannot show it.
+    let on_covered = |ln: usize| merged.iter().any(|&(a, z)| a <= ln && ln <= z);
+    for c in &cands {
+        let inside = spans.iter().any(|&(a, z)| a <= c.span.0 && c.span.1 <= z);
+        if per_path[c.path.as_str()] < MIN_RECORDS
+            && !c.leaves.is_empty()
+            && c.leaves.len() <= MAX_SINGLE_LEAVES
+            && !inside
+            && on_covered(line_of(c.span.0))
+        {
+            record(b, text, c, &line_of);
         }
     }
     let mut k = 0;
@@ -247,4 +224,51 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
         b.line(ln, l);
     }
     true
+}
+
+/// Adds element `c` as a record unit: its tag line and leaves as the file writes them, its
+/// attributes and leaves as fields.
+fn record(b: &mut Builder, text: &str, c: &Cand, line_of: &dyn Fn(usize) -> usize) {
+    let src = &text[c.span.0..c.span.1];
+    let line = line_of(c.span.0);
+    let mut pairs: Vec<String> = Vec::new();
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for (k, v) in &c.attrs {
+        pairs.push(format!("{k}=\"{v}\""));
+        fields.push((format!("@{k}"), v.clone()));
+    }
+    for l in &c.leaves {
+        pairs.push(keep_line(text[l.span.0..l.span.1].trim()));
+        fields.push((l.name.clone(), l.value.clone()));
+        for (k, v) in &l.attrs {
+            fields.push((format!("{}@{k}", l.name), v.clone()));
+        }
+    }
+    let one_line = !src.contains('\n');
+    let shown = if one_line || c.leaves.is_empty() {
+        keep_line(src.trim())
+    } else {
+        // The element's tag line, then its leaves as the file writes them.
+        let head = src.lines().next().unwrap_or("").trim();
+        format!("{head} {}", pairs[c.attrs.len()..].join(" "))
+    };
+    let u = b.push(line, keep_line(&shown), UnitKind::Record, c.path.clone());
+    let ids: Vec<(usize, String)> = fields
+        .iter()
+        .map(|(k, v)| (b.field(k), v.clone()))
+        .collect();
+    // Pairs parallel to fields: attributes of leaves have no pair of their own, so they
+    // share their leaf's.
+    let mut par: Vec<String> = Vec::new();
+    for (k, v) in &c.attrs {
+        par.push(format!("{k}=\"{v}\""));
+    }
+    for l in &c.leaves {
+        let p = keep_line(text[l.span.0..l.span.1].trim());
+        par.push(p.clone());
+        for _ in &l.attrs {
+            par.push(p.clone());
+        }
+    }
+    b.set_record(u, ids, par, " ");
 }

@@ -263,3 +263,38 @@ fn json_inside_a_long_line_of_text_is_walked() {
     let u = build(&format!("{{not json {}\n", "a, ".repeat(800)), Kind::Lines);
     assert!(u.units.iter().all(|x| x.kind == UnitKind::Part));
 }
+
+#[test]
+fn an_xml_element_that_occurs_once_on_a_one_line_document_is_a_record() {
+    // Statistics written on one line: many <ctx> records, then one <summary> of totals.
+    let ctxs: String = (0..20)
+        .map(|i| format!("<ctx><id>0x{i:x}</id><inuse>{i}</inuse></ctx>"))
+        .collect();
+    let text = format!(
+        "<?xml version=\"1.0\"?>\n<stats><server><worker-threads>4</worker-threads></server><contexts>{ctxs}</contexts><summary><TotalUse>11158402</TotalUse><InUse>4465424</InUse></summary></stats>\n"
+    );
+    let u = build(&text, Kind::Lines);
+    let summary = u
+        .units
+        .iter()
+        .find(|x| x.context.ends_with("summary"))
+        .expect("the summary is a unit");
+    assert_eq!(summary.line, 2);
+    assert!(
+        summary.pairs.iter().any(|p| p == "<InUse>4465424</InUse>"),
+        "{:?}",
+        summary.pairs
+    );
+    assert!(u.units.iter().any(|x| x
+        .pairs
+        .iter()
+        .any(|p| p == "<worker-threads>4</worker-threads>")));
+    // Records are not repeated as singletons.
+    assert_eq!(
+        u.units
+            .iter()
+            .filter(|x| x.context.ends_with("ctx"))
+            .count(),
+        20
+    );
+}
