@@ -8,7 +8,7 @@ use super::{Cand, Channel};
 use crate::guard::reduce::rank::{bm25, tokenize, Query};
 use crate::guard::reduce::signal::{severity, Severity};
 use crate::guard::reduce::signals::{Fact, Scores};
-use crate::guard::reduce::units::{Unit, UnitKind, Units};
+use crate::guard::reduce::units::{Field, Unit, UnitKind, Units};
 use crate::guard::reduce::{Item, Section, CUT_MARK, MUST};
 
 /// Most candidates one generic channel proposes.
@@ -77,11 +77,24 @@ const IDENTITY_KEYS: &[&str] = &[
 /// unit: the ones that made it rare or extreme, the ones with the intent's words or an error,
 /// and the ones naming the record, within [`FOCUS_BYTES`]. A record whose rendering was cut
 /// short (a long value stopped it) is shown by its pairs too, however short the cut text.
-fn focus_text(unit: &Unit, hot: Option<&Vec<usize>>, q: &Query) -> String {
+fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query) -> String {
     let cut = unit.text.ends_with(CUT_MARK);
     if unit.pairs.is_empty() || (unit.text.len() <= FOCUS_BYTES && !cut) {
         return unit.display(q);
     }
+    // A query word in most of the record's pairs (`github` in every URL of a GitHub API
+    // record) says nothing about which pair matters.
+    let toks: Vec<Vec<String>> = unit.pairs.iter().map(|p| tokenize(p)).collect();
+    let mut spread: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for t in &toks {
+        let mut seen = HashSet::new();
+        for w in t.iter().filter(|w| q.has(w)) {
+            if seen.insert(w.as_str()) {
+                *spread.entry(w.as_str()).or_default() += 1;
+            }
+        }
+    }
+    let common = (unit.pairs.len() / 3).max(6);
     let mut scored: Vec<(f64, usize)> = unit
         .pairs
         .iter()
@@ -94,13 +107,23 @@ fn focus_text(unit: &Unit, hot: Option<&Vec<usize>>, q: &Query) -> String {
                 .unwrap_or("")
                 .to_ascii_lowercase();
             let mut sc = 0.0;
-            if IDENTITY_KEYS.contains(&key.as_str()) {
+            // The record's own name (`name`, `full_name`, `display_name`, `id`...), not the
+            // name of an object nested in it (a repository's `owner.id`).
+            let nested = unit
+                .fields
+                .get(k)
+                .is_some_and(|f| fields[f.0].name.contains(['.', '/']));
+            if !nested && (IDENTITY_KEYS.contains(&key.as_str()) || key.ends_with("name")) {
                 sc += 1.0;
             }
             if k == 0 {
                 sc += 0.8;
             }
-            sc += 1.5 * tokenize(p).iter().filter(|t| q.has(t)).count().min(3) as f64;
+            let words = toks[k]
+                .iter()
+                .filter(|t| q.has(t) && spread.get(t.as_str()).is_none_or(|&n| n <= common))
+                .count();
+            sc += 1.5 * words.min(3) as f64;
             if hot.is_some_and(|h| h.contains(&unit.fields[k].0)) {
                 sc += 3.0;
             }
@@ -139,7 +162,7 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         } else {
             Section::Errors
         };
-        let shown = focus_text(unit, s.hot.get(&i), q);
+        let shown = focus_text(unit, &u.fields, s.hot.get(&i), q);
         let text = match prefix {
             Some(p) => format!("[{p}] {shown}"),
             None => shown,

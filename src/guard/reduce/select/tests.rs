@@ -135,3 +135,37 @@ fn a_record_cut_short_by_a_long_value_is_shown_by_the_pairs_that_matter() {
         failed.item.text
     );
 }
+
+#[test]
+fn a_query_word_in_most_pairs_of_a_record_does_not_pick_them() {
+    // Wide API records: "github" is in every URL pair; the repository's own name and the
+    // measure asked about are what the record is shown by.
+    let recs: Vec<_> = (0..12)
+        .map(|i| {
+            let mut m = serde_json::Map::new();
+            m.insert("id".into(), (1000 + i).into());
+            m.insert("full_name".into(), format!("owner{i}/repo{i}").into());
+            m.insert("owner".into(), serde_json::json!({"id": i, "url": format!("https://api.github.com/users/owner{i}")}));
+            for k in ["forks", "keys", "hooks", "issues", "tags", "teams", "events", "labels"] {
+                m.insert(format!("{k}_url"), format!("https://api.github.com/repos/owner{i}/repo{i}/{k}").into());
+            }
+            m.insert("stargazers_count".into(), (100 * (i % 5) + i).into());
+            serde_json::Value::Object(m)
+        })
+        .collect();
+    let text = serde_json::json!({"total_count": 12, "items": recs}).to_string();
+    let u = crate::guard::reduce::units::build(&text, crate::guard::reduce::Kind::Json);
+    let q =
+        crate::guard::reduce::rank::Query::new("which github repositories have the most stars?");
+    let s = crate::guard::reduce::signals::score(&u, &q, &Default::default());
+    let c = candidates(&u, &s, &[], &q);
+    let top = c
+        .iter()
+        .find(|c| c.channel == Channel::Extreme && c.item.text.contains("\"stargazers_count\":409"))
+        .expect("the most starred repository is an extreme");
+    assert!(
+        top.item.text.contains("\"full_name\":\"owner9/repo9\""),
+        "{}",
+        top.item.text
+    );
+}
