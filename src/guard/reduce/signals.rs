@@ -52,6 +52,9 @@ pub struct Scores {
     /// The fields that make a unit rare or extreme (unit -> field ids), shown when the unit is
     /// a record shown in part.
     pub hot: HashMap<usize, Vec<usize>>,
+    /// Per unit, the fields of [`Scores::hot`] that are extremes (the ones that made it an
+    /// extreme, without the rare values it also has).
+    pub ext_hot: HashMap<usize, Vec<usize>>,
 }
 
 /// Factor on the relevance of a unit that holds a word the question negates.
@@ -131,6 +134,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         peak: vec![0.0; n],
         ext_why: HashMap::new(),
         hot: HashMap::new(),
+        ext_hot: HashMap::new(),
     };
     if n == 0 {
         return s;
@@ -351,6 +355,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         for (k, (_, i)) in top.into_iter().enumerate() {
             if let Some(f) = field {
                 s.hot.entry(i).or_default().push(f);
+                s.ext_hot.entry(i).or_default().push(f);
             }
             // A ranking question wants its top five alike; otherwise the first counts most.
             let decay = if asks.ranked() { 0.05 } else { 0.12 };

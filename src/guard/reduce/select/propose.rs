@@ -162,7 +162,13 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         } else {
             Section::Errors
         };
-        let shown = focus_text(unit, &u.fields, s.hot.get(&i), q);
+        // An extreme is shown by the field that made it one, not by its rare values too.
+        let hot = if ch == Channel::Extreme {
+            s.ext_hot.get(&i)
+        } else {
+            s.hot.get(&i)
+        };
+        let shown = focus_text(unit, &u.fields, hot, q);
         let text = match prefix {
             Some(p) => format!("[{p}] {shown}"),
             None => shown,

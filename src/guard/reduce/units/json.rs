@@ -49,6 +49,7 @@ pub(super) fn json_after_preamble(b: &mut Builder, text: &str) -> bool {
                 pretty: pretty_style(rest),
                 cursor: off,
                 in_record: false,
+                covered: Default::default(),
             };
             w.walk(b, &v, "", 0);
             return true;
@@ -186,6 +187,9 @@ struct JsonWalk<'t> {
     cursor: usize,
     /// Inside a record: its nested objects are part of it, not objects of their own.
     in_record: bool,
+    /// Paths of the leaves records already hold as pairs: a nested object walked for its
+    /// arrays does not repeat them as leaves of their own.
+    covered: std::collections::HashSet<String>,
 }
 
 impl JsonWalk<'_> {
@@ -242,6 +246,7 @@ impl JsonWalk<'_> {
                         Value::String(s) if s.len() >= EMBEDDED_MIN || s.contains('\n') => {
                             self.string(b, s, &p, line, depth, comma)
                         }
+                        _ if scalar(x).is_some() && self.covered.contains(&p) => {}
                         _ if scalar(x).is_some() => {
                             let sep = if self.pretty { "\": " } else { "\":" };
                             let v = scalar(x).unwrap_or_default();
@@ -300,6 +305,11 @@ impl JsonWalk<'_> {
         let line = m.keys().next().map_or(self.here(), |k| self.line_of_key(k));
         let mut leaves = Vec::new();
         flat_leaves(x, "", 0, MAX_LEAVES, &mut leaves);
+        for (k, _, _) in &leaves {
+            if k.contains('.') && !self.covered.contains(&format!("{path}.{k}")) {
+                self.covered.insert(format!("{path}.{k}"));
+            }
+        }
         let shown = render_record(&leaves, self.pretty);
         let u = b.push(line, shown, UnitKind::Record, path.to_string());
         let ids: Vec<(usize, String)> = leaves
@@ -384,6 +394,7 @@ impl JsonWalk<'_> {
                     pretty: pretty_style(s),
                     cursor: 0,
                     in_record: self.in_record,
+                    covered: Default::default(),
                 };
                 let before = b.units.len();
                 let objects = b.objects.len();
@@ -488,6 +499,7 @@ pub(super) fn json_line(b: &mut Builder, ln: usize, l: &str) -> bool {
         pretty: pretty_style(&l[at..]),
         cursor: 0,
         in_record: false,
+        covered: Default::default(),
     };
     let (units, objects) = (b.units.len(), b.objects.len());
     w.walk(b, &v, "", 0);
@@ -511,6 +523,7 @@ pub(super) fn json_doc(b: &mut Builder, text: &str) -> bool {
         pretty: pretty_style(text),
         cursor: 0,
         in_record: false,
+        covered: Default::default(),
     };
     w.walk(b, &v, "", 0);
     !b.units.is_empty()
@@ -583,6 +596,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                         pretty,
                         cursor: 0,
                         in_record: false,
+                        covered: Default::default(),
                     };
                     w.string(b, s, &k, i + 1, 1, "");
                 }

@@ -298,3 +298,25 @@ fn an_xml_element_that_occurs_once_on_a_one_line_document_is_a_record() {
         20
     );
 }
+
+#[test]
+fn a_records_nested_scalars_are_its_pairs_not_leaves_again() {
+    // Listing children: each record's `data` object is walked for its `preview` array, but
+    // its title and counts are pairs of the record already.
+    let kids: Vec<_> = (0..4)
+        .map(|i| {
+            serde_json::json!({"kind": "t3", "data": {"title": format!("post {i}"),
+            "num_comments": 10 * i, "preview": [{"url": format!("https://i/{i}")}]}})
+        })
+        .collect();
+    let text =
+        serde_json::to_string_pretty(&serde_json::json!({"data": {"children": kids}})).unwrap();
+    let u = build(&text, Kind::Json);
+    let with = |s: &str| u.units.iter().filter(|x| x.text.contains(s)).count();
+    assert_eq!(with("\"post 2\""), 1, "{:#?}", u.units);
+    assert!(u.units.iter().any(
+        |x| x.kind == UnitKind::Record && x.pairs.iter().any(|p| p == "\"num_comments\": 20,")
+    ));
+    // The nested array is still walked.
+    assert_eq!(with("https://i/3"), 1);
+}
