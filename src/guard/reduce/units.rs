@@ -95,7 +95,9 @@ impl Unit {
         keep.dedup();
         let mut out = String::new();
         let whole = keep.len() == self.pairs.len();
-        if whole {
+        // Braces for a JSON record shown whole; rows and elements are their pairs alone.
+        let braces = whole && matches!(self.pair_sep, ", " | ",");
+        if braces {
             out.push('{');
         } else if keep.first() != Some(&0) {
             out.push_str("… ");
@@ -108,13 +110,13 @@ impl Unit {
             out.push_str(&self.pairs[k]);
             prev = Some(k);
         }
-        if whole {
+        if braces {
             // A record cut at its most leaves ends at a member the file follows with a comma.
             if out.ends_with(',') {
                 out.pop();
             }
             out.push('}');
-        } else if prev != Some(self.pairs.len() - 1) {
+        } else if !whole && prev != Some(self.pairs.len() - 1) {
             out.push_str(" …");
         }
         out

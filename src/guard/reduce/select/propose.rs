@@ -9,7 +9,7 @@ use crate::guard::reduce::rank::{bm25, tokenize, Query};
 use crate::guard::reduce::signal::{severity, Severity};
 use crate::guard::reduce::signals::{Fact, Scores};
 use crate::guard::reduce::units::{Field, Unit, UnitKind, Units};
-use crate::guard::reduce::{Item, Section, CUT_MARK, MUST};
+use crate::guard::reduce::{show_line_max, Item, Section, CUT_MARK, MUST};
 
 /// Most candidates one generic channel proposes.
 const PER_CHANNEL: usize = 40;
@@ -71,6 +71,7 @@ const IDENTITY_KEYS: &[&str] = &[
     "code",
     "version",
     "number",
+    "no",
 ];
 
 /// A record's text for the summary: whole when short, else the pairs that matter to this
@@ -100,12 +101,23 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
         .iter()
         .enumerate()
         .map(|(k, p)| {
-            let key = p
-                .trim_start_matches(['"', '\\'])
-                .split(['"', '\\'])
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
+            // The pair's key: the last word of its field's name (a JSON path's last key, a
+            // column header's last word: `Site Name`, `En No`), else as the pair writes it.
+            let key = match unit.fields.get(k) {
+                Some(f) => fields[f.0]
+                    .name
+                    .rsplit(['.', '/', ' '])
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches("[]")
+                    .to_ascii_lowercase(),
+                None => p
+                    .trim_start_matches(['"', '\\'])
+                    .split(['"', '\\'])
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_lowercase(),
+            };
             let mut sc = 0.0;
             // The record's own name (`name`, `full_name`, `display_name`, `id`...), not the
             // name of an object nested in it (a repository's `owner.id`).
@@ -145,7 +157,13 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
         bytes += len;
         keep.push(k);
     }
-    unit.render_pairs(&keep)
+    // A pair too long for the focus (a free-text column taken first) is cut in the middle.
+    let shown = unit.render_pairs(&keep);
+    if shown.len() > 2 * FOCUS_BYTES {
+        show_line_max(&shown, 2 * FOCUS_BYTES)
+    } else {
+        shown
+    }
 }
 
 /// The candidates of the generic channels: units by each signal, and the mined facts.

@@ -95,24 +95,43 @@ fn delimiter(lines: &[&str]) -> Option<char> {
     best.map(|(d, _)| d)
 }
 
-/// Splits one CSV line on `d`, honouring double quotes.
+/// Splits one CSV line on `d`, honouring double quotes as RFC 4180 does: a quote opens a
+/// quoted field only at the field's start, so a quote inside an unquoted field (free text of
+/// a `|`-separated export: `... COOLING "On January 5, ...`) is text, not a quote.
 fn split_csv(line: &str, d: char) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut q = false;
-    for c in line.chars() {
-        if c == '"' {
-            q = !q;
-        } else if c == d && !q {
-            out.push(std::mem::take(&mut cur));
-            continue;
-        }
-        cur.push(c);
-    }
-    out.push(cur);
-    out.into_iter()
+    split_raw(line, d)
+        .into_iter()
         .map(|s| s.trim().trim_matches('"').to_string())
         .collect()
+}
+
+/// The cells of one CSV line as the file writes them (quotes and spaces kept), split as
+/// [`split_csv`] splits them.
+fn split_raw(line: &str, d: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut q = false;
+    for (i, c) in line.char_indices() {
+        let cur = &line[start..i];
+        if c == '"' && (q || cur.trim().is_empty() || cur.ends_with('"')) {
+            q = !q;
+        } else if c == d && !q {
+            out.push(cur);
+            start = i + c.len_utf8();
+        }
+    }
+    out.push(&line[start..]);
+    out
+}
+
+/// `d` as a `&'static str` (the separator a row's cells are shown with).
+fn delim_str(d: char) -> &'static str {
+    match d {
+        ',' => ",",
+        ';' => ";",
+        '\t' => "\t",
+        _ => "|",
+    }
 }
 
 /// CSV / TSV with a header row: each row a record with its columns as fields.
@@ -147,7 +166,16 @@ pub(super) fn csv(b: &mut Builder, text: &str) -> bool {
             Some(h) => {
                 let h = h.clone();
                 let u = b.push(i + 1, keep_line(l), UnitKind::Record, String::new());
-                b.units[u].fields = h.into_iter().zip(cells).collect();
+                let fields: Vec<(usize, String)> = h.into_iter().zip(cells).collect();
+                // The cells as the file writes them, so a row shown in part quotes them
+                // verbatim, adjacent ones joined by the delimiter (`46668|DIABLO CANYON`).
+                let mut raw: Vec<String> = split_raw(l, d).into_iter().map(String::from).collect();
+                if raw.len() >= fields.len() {
+                    raw.truncate(fields.len());
+                    b.set_record(u, fields, raw, delim_str(d));
+                } else {
+                    b.units[u].fields = fields;
+                }
             }
         }
     }

@@ -320,3 +320,41 @@ fn a_records_nested_scalars_are_its_pairs_not_leaves_again() {
     // The nested array is still walked.
     assert_eq!(with("https://i/3"), 1);
 }
+
+#[test]
+fn delimited_rows_keep_their_cells_as_the_file_writes_them() {
+    // A `|`-separated export whose free-text column holds an unbalanced quote.
+    let mut text = String::from("Class|No|Site|Text\n");
+    for i in 0..6 {
+        let class = if i == 4 {
+            "UNUSUAL EVENT"
+        } else {
+            "NON EMERGENCY"
+        };
+        text.push_str(&format!(
+            "{class}|{}|SITE {i}|COOLING  \"On May {i}, the unit tripped\n",
+            46600 + i
+        ));
+    }
+    let u = build(&text, Kind::Lines);
+    let rec: Vec<&Unit> = u
+        .units
+        .iter()
+        .filter(|x| x.kind == UnitKind::Record)
+        .collect();
+    assert_eq!(
+        rec.len(),
+        6,
+        "the quote inside a cell does not merge the rows' cells"
+    );
+    let r = rec[4];
+    assert_eq!(r.pairs[0], "UNUSUAL EVENT");
+    assert_eq!(r.pairs[3], "COOLING  \"On May 4, the unit tripped");
+    assert_eq!(r.render_pairs(&[1, 2]), "… 46604|SITE 4 …");
+    assert_eq!(r.render_pairs(&[0, 1, 2, 3]), text.lines().nth(5).unwrap());
+    // Quoted CSV fields still hold their delimiter.
+    let csv = "a,b,c\n\"x, y\",2,3\n\"p \"\"q\"\"\",5,6\nz,8,9\n";
+    let u = build(csv, Kind::Csv);
+    let r = u.units.iter().find(|x| x.kind == UnitKind::Record).unwrap();
+    assert_eq!(r.pairs, vec!["\"x, y\"", "2", "3"]);
+}
