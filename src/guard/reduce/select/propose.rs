@@ -26,6 +26,8 @@ const MIN_EXT: f64 = 0.55;
 /// enough to order a template's units by their numbers, not to outrank a better match.
 const PEAK_WEIGHT: f64 = 0.15;
 
+/// Lines of one template for its first and last to be no position candidates.
+const REPEATED_LINES: usize = 5;
 /// Bytes of a record shown in part: the fields that matter, not the first ones.
 const FOCUS_BYTES: usize = 300;
 
@@ -238,7 +240,13 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
             c.rel = c.rel.max(s.ext[i]);
         }
     }
-    for (i, x) in top(&|i| (s.pos[i] > 0.0).then_some(s.pos[i])) {
+    // The first and last units, unless they are one more of a line repeated all through the
+    // output (a block's `BGP state = Established` line): those say nothing their position adds.
+    let repeated = |i: usize| {
+        let t = &u.templates[u.units[i].template];
+        !t.shaped && t.count >= REPEATED_LINES
+    };
+    for (i, x) in top(&|i| (s.pos[i] > 0.0 && !repeated(i)).then_some(s.pos[i])) {
         push(&mut out, Channel::Position, i, x, None);
     }
     // Totals, exit-status lines and summary leaves that are not errors: facts, anchored.
