@@ -652,7 +652,19 @@ fn line_fields(line: &str) -> Vec<(String, String)> {
         Regex::new(r#"(?:^|[\s,;{(\[])([A-Za-z_][\w.\-]{0,40})(?:=|: ?)("[^"]{0,200}"|[^\s,;)\]}]{1,120})"#)
             .unwrap()
     });
+    // A line that starts with a label of a few words (`  BGP state = Idle, down for 3d16h`,
+    // `Local host: 10.0.0.1`): the label is a field, its first token the value.
+    static LABEL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"^\s*([A-Za-z][\w.\-/]*(?: [A-Za-z][\w.\-/]*){1,3})\s*(?:=|:)\s+("[^"]{0,200}"|[^\s,;)\]}]{1,120})"#)
+            .unwrap()
+    });
     let mut out = Vec::new();
+    if let Some(c) = LABEL.captures(clip_str(line, 300)) {
+        let v = c[2].trim_matches('"').to_string();
+        if !v.is_empty() {
+            out.push((c[1].to_string(), v));
+        }
+    }
     for c in KV.captures_iter(clip_str(line, 2000)) {
         let k = c[1].to_string();
         let v = c[2].trim_matches('"').to_string();

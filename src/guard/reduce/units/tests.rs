@@ -358,3 +358,19 @@ fn delimited_rows_keep_their_cells_as_the_file_writes_them() {
     let r = u.units.iter().find(|x| x.kind == UnitKind::Record).unwrap();
     assert_eq!(r.pairs, vec!["\"x, y\"", "2", "3"]);
 }
+
+#[test]
+fn a_leading_label_of_a_few_words_is_a_field() {
+    let f = line_fields("  BGP state = Idle, down for 3d16h, retry in 00:00:33");
+    assert_eq!(f[0], ("BGP state".to_string(), "Idle".to_string()));
+    let f = line_fields("  Local host: 187.113.144.52, Local port: 42267");
+    assert_eq!(
+        f[0],
+        ("Local host".to_string(), "187.113.144.52".to_string())
+    );
+    // One word is the key=value rule's; prose with a colon late in it is no label.
+    assert!(line_fields("state=ok").iter().all(|(k, _)| k == "state"));
+    assert!(line_fields("We saw that the build failed: see above")
+        .iter()
+        .all(|(k, _)| !k.contains(' ')));
+}
