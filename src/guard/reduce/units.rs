@@ -351,6 +351,17 @@ fn html_blocks(b: &mut Builder, text: &str) {
                 b.line(i + 1, block);
             }
         }
+        // The page's structured data (`<script type="application/ld+json">`: headline,
+        // author, dates), which the readable blocks leave out with the scripts.
+        let mut rest = r;
+        while let Some(p) = rest.find("application/ld+json") {
+            rest = &rest[p..];
+            let Some(open) = rest.find('>') else { break };
+            let body = &rest[open + 1..];
+            let end = body.find("</script>").unwrap_or(body.len());
+            json::json_line(b, i + 1, body[..end].trim());
+            rest = &body[end..];
+        }
     }
 }
 

@@ -374,3 +374,24 @@ fn a_leading_label_of_a_few_words_is_a_field() {
         .iter()
         .all(|(k, _)| !k.contains(' ')));
 }
+
+#[test]
+fn a_minified_pages_structured_data_is_walked() {
+    let para =
+        "<p>The warming limit is dead, unless we take purposeful actions now.</p>".repeat(30);
+    let page = format!(
+        "<html><head><script type=\"application/ld+json\">{{\"@type\":\"NewsArticle\",\"headline\":\"Hansen warns\",\"datePublished\":\"2023-11-02\",\"author\":[{{\"@type\":\"Person\",\"name\":\"A. de la Garza\"}}]}}</script></head><body>{para}</body></html>"
+    );
+    let u = build(&page, Kind::Html);
+    let leaf = |t: &str| {
+        u.units
+            .iter()
+            .any(|x| x.kind == UnitKind::Leaf && x.text == t)
+    };
+    assert!(leaf("\"datePublished\":\"2023-11-02\","), "{:#?}", u.units);
+    assert!(leaf("\"name\":\"A. de la Garza\""));
+    assert!(u
+        .units
+        .iter()
+        .any(|x| x.text.contains("purposeful actions")));
+}
