@@ -139,9 +139,16 @@ pub(crate) fn core(text: &str) -> &str {
 struct Seen {
     texts: HashSet<String>,
     lines: HashMap<usize, Vec<String>>,
-    /// Every text taken, to find an excerpt whose every part is already shown.
-    all: Vec<String>,
+    /// Every text taken (with its line), to find an excerpt whose every part is already
+    /// shown.
+    all: Vec<(Option<usize>, String)>,
 }
+
+/// Lines apart within which a line quoted whole inside an excerpt taken before (an XML
+/// element's record holding its `<title>` line) is a copy of it.
+const NEAR_LINES: usize = 64;
+/// Shortest text checked for being quoted inside another excerpt.
+const MIN_QUOTED: usize = 12;
 
 impl Seen {
     fn has(&self, it: &Item) -> bool {
@@ -186,14 +193,22 @@ impl Seen {
             .collect();
         let shown = parts
             .iter()
-            .filter(|p| self.all.iter().any(|t| t.contains(*p)))
+            .filter(|p| self.all.iter().any(|(_, t)| t.contains(*p)))
             .count();
-        parts.len() >= 2 && shown * 2 >= parts.len()
+        if parts.len() >= 2 && shown * 2 >= parts.len() {
+            return true;
+        }
+        // A line quoted whole inside an excerpt of the lines around it.
+        let whole = core.trim();
+        whole.len() >= MIN_QUOTED
+            && self.all.iter().any(|(l, t)| {
+                l.is_some_and(|l| l.abs_diff(line) <= NEAR_LINES) && t.contains(whole)
+            })
     }
 
     fn add(&mut self, it: &Item) {
         let core = core(&it.text).to_string();
-        self.all.push(core.clone());
+        self.all.push((it.line, core.clone()));
         match it.line {
             None => {
                 self.texts.insert(core);

@@ -169,3 +169,31 @@ fn a_query_word_in_most_pairs_of_a_record_does_not_pick_them() {
         top.item.text
     );
 }
+
+#[test]
+fn a_line_quoted_whole_in_an_excerpt_of_its_neighbourhood_is_a_copy() {
+    let mut seen = Seen::default();
+    seen.add(&Item::line(
+        Section::Evidence,
+        15,
+        "<title>Armor for your phone</title> … <published>2009-09-09T14:19:45Z</published> …",
+        1.0,
+    ));
+    let title = Item::line(
+        Section::Evidence,
+        16,
+        "  <title>Armor for your phone</title>",
+        1.0,
+    );
+    assert!(seen.has(&title));
+    // The same text far away is another occurrence, and a different line is new.
+    let far = Item::line(
+        Section::Evidence,
+        900,
+        "<title>Armor for your phone</title>",
+        1.0,
+    );
+    assert!(!seen.has(&far));
+    let other = Item::line(Section::Evidence, 17, "<title>Another post</title>", 1.0);
+    assert!(!seen.has(&other));
+}
