@@ -145,7 +145,8 @@ struct Seen {
 }
 
 /// Lines apart within which a line quoted whole inside an excerpt taken before (an XML
-/// element's record holding its `<title>` line) is a copy of it.
+/// element's record holding its `<title>` line) is a copy of it; a fact quoting it (a
+/// template's example line) is one wherever it is.
 const NEAR_LINES: usize = 64;
 /// Shortest text checked for being quoted inside another excerpt.
 const MIN_QUOTED: usize = 12;
@@ -198,12 +199,13 @@ impl Seen {
         if parts.len() >= 2 && shown * 2 >= parts.len() {
             return true;
         }
-        // A line quoted whole inside an excerpt of the lines around it.
+        // A line quoted whole inside an excerpt of the lines around it, or inside a fact.
         let whole = core.trim();
         whole.len() >= MIN_QUOTED
-            && self.all.iter().any(|(l, t)| {
-                l.is_some_and(|l| l.abs_diff(line) <= NEAR_LINES) && t.contains(whole)
-            })
+            && self
+                .all
+                .iter()
+                .any(|(l, t)| l.is_none_or(|l| l.abs_diff(line) <= NEAR_LINES) && t.contains(whole))
     }
 
     fn add(&mut self, it: &Item) {

@@ -196,4 +196,17 @@ fn a_line_quoted_whole_in_an_excerpt_of_its_neighbourhood_is_a_copy() {
     assert!(!seen.has(&far));
     let other = Item::line(Section::Evidence, 17, "<title>Another post</title>", 1.0);
     assert!(!seen.has(&other));
+    // A fact that quotes a template's example line shows that line already.
+    seen.add(&Item::fact(
+        1,
+        "×52 lines like L5:   BGP state = Established, up for 1d01h (first L5, last L3264)",
+        1.0,
+    ));
+    let l5 = Item::line(
+        Section::Evidence,
+        5,
+        "  BGP state = Established, up for 1d01h",
+        1.0,
+    );
+    assert!(seen.has(&l5));
 }
