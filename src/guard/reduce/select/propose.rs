@@ -174,7 +174,7 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     let n = u.units.len();
     let push = |out: &mut Vec<Cand>, ch: Channel, i: usize, score: f64, prefix: Option<&str>| {
         let unit = &u.units[i];
-        if markup_only(&unit.text) {
+        if markup_only(&unit.text) || (unit.sev == Severity::None && bare(&unit.text)) {
             return;
         }
         let section = if unit.sev == Severity::None {
@@ -305,6 +305,19 @@ fn top_diverse(ranked: &[(usize, f64)], u: &Units) -> Vec<(usize, f64)> {
     firsts.extend(rest);
     firsts.truncate(PER_CHANNEL);
     firsts
+}
+
+/// Fewest letters and digits of a unit with no error for it to be worth a line of its own.
+const MIN_ALNUM: usize = 6;
+
+/// True for a text too bare to tell a reader anything (`https`, `GET`, `None`, `fd = 91`):
+/// fewer than [`MIN_ALNUM`] letters and digits.
+pub(super) fn bare(text: &str) -> bool {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .take(MIN_ALNUM)
+        .count()
+        < MIN_ALNUM
 }
 
 /// True for a text that is only markup: tags with no attributes and no text between them

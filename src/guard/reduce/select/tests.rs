@@ -210,3 +210,11 @@ fn a_line_quoted_whole_in_an_excerpt_of_its_neighbourhood_is_a_copy() {
     );
     assert!(seen.has(&l5));
 }
+
+#[test]
+fn bare_units_are_no_candidates() {
+    assert!(propose::bare("https"));
+    assert!(propose::bare("  fd = 91"));
+    assert!(!propose::bare("\"flaky\": 6"));
+    assert!(!propose::bare("api.github.com"));
+}
