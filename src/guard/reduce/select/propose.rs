@@ -26,6 +26,12 @@ const MIN_EXT: f64 = 0.55;
 /// enough to order a template's units by their numbers, not to outrank a better match.
 const PEAK_WEIGHT: f64 = 0.15;
 
+/// Best relevance matches whose next line is proposed with them.
+const NEXT_LINE_HITS: usize = 8;
+/// Longest match (bytes) whose next line is proposed: a label, not a log line.
+const NEXT_LINE_LABEL_BYTES: usize = 80;
+/// A next line's score, as a share of its match's.
+const NEXT_LINE_SHARE: f64 = 0.8;
 /// Lines of one template for its first and last to be no position candidates.
 const REPEATED_LINES: usize = 5;
 /// Bytes of a record shown in part: the fields that matter, not the first ones.
@@ -224,10 +230,34 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     for (i, x) in errors {
         push(&mut out, Channel::Errors, i, x, None);
     }
-    for (i, x) in
-        top(&|i| (s.rel[i] >= MIN_REL).then(|| s.rel[i] + 0.1 * s.sal[i] + PEAK_WEIGHT * s.peak[i]))
-    {
+    let relevant = top(&|i| {
+        (s.rel[i] >= MIN_REL).then(|| s.rel[i] + 0.1 * s.sal[i] + PEAK_WEIGHT * s.peak[i])
+    });
+    for (k, &(i, x)) in relevant.iter().enumerate() {
         push(&mut out, Channel::Relevance, i, x, None);
+        // The line right after one of the best matches, when it is not a match itself: a
+        // label's value on the next line (`msgid "Search Results"` / `msgstr "Résultats…"`).
+        let unit = &u.units[i];
+        if k < NEXT_LINE_HITS
+            && unit.kind == UnitKind::Line
+            && unit.text.len() <= NEXT_LINE_LABEL_BYTES
+            && i + 1 < n
+        {
+            let next = &u.units[i + 1];
+            if next.kind == UnitKind::Line
+                && next.line == unit.line + 1
+                && s.rel[i + 1] < MIN_REL
+                && next.template != unit.template
+            {
+                push(
+                    &mut out,
+                    Channel::Relevance,
+                    i + 1,
+                    x * NEXT_LINE_SHARE,
+                    None,
+                );
+            }
+        }
     }
     for (i, x) in top(&|i| (s.rare[i] >= MIN_RARE).then(|| s.rare[i] + 0.3 * s.rel[i])) {
         push(&mut out, Channel::Rare, i, x, None);

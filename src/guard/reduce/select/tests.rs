@@ -218,3 +218,37 @@ fn bare_units_are_no_candidates() {
     assert!(!propose::bare("\"flaky\": 6"));
     assert!(!propose::bare("api.github.com"));
 }
+
+#[test]
+fn a_matching_labels_next_line_is_proposed_with_it() {
+    // A translation catalog: the question's words are in the msgid, the answer on the line
+    // after it.
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "#: file{i}.py:{i}\nmsgid \"Message {i}\"\nmsgstr \"Le message {i}\"\n\n"
+        ));
+    }
+    text.push_str(
+        "#: searchtools.js:132\nmsgid \"Search Results\"\nmsgstr \"Résultats de la recherche\"\n",
+    );
+    let u = crate::guard::reduce::units::build(&text, crate::guard::reduce::Kind::Lines);
+    let q =
+        crate::guard::reduce::rank::Query::new("French translation of the search results message");
+    let s = crate::guard::reduce::signals::score(&u, &q, &Default::default());
+    let c = candidates(&u, &s, &[], &q);
+    let rel: Vec<&str> = c
+        .iter()
+        .filter(|c| c.channel == Channel::Relevance)
+        .map(|c| c.item.text.as_str())
+        .collect();
+    let hit = rel
+        .iter()
+        .position(|t| t.contains("msgid \"Search Results\""))
+        .expect("the match");
+    assert_eq!(
+        rel.get(hit + 1),
+        Some(&"msgstr \"Résultats de la recherche\""),
+        "{rel:?}"
+    );
+}
