@@ -192,11 +192,14 @@ impl Seen {
             .map(str::trim)
             .filter(|p| !p.is_empty() && *p != super::CUT_MARK)
             .collect();
-        let shown = parts
+        let is_shown = |p: &str| self.all.iter().any(|(_, t)| t.contains(p));
+        let shown = parts.iter().filter(|p| is_shown(p)).count();
+        // A part with a number not shown yet (`"subscribers": 85036`) is another record's
+        // with the same common values, not this one again.
+        let new_number = parts
             .iter()
-            .filter(|p| self.all.iter().any(|(_, t)| t.contains(*p)))
-            .count();
-        if parts.len() >= 2 && shown * 2 >= parts.len() {
+            .any(|p| p.chars().any(|c| c.is_ascii_digit()) && !is_shown(p));
+        if parts.len() >= 2 && shown * 2 >= parts.len() && !new_number {
             return true;
         }
         // A line quoted whole inside an excerpt of the lines around it, or inside a fact.

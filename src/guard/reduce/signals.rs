@@ -112,7 +112,8 @@ const TOP_RANKED: usize = 5;
 
 /// A numeric field or template slot ranked for the extremes signal: its weight, its name as
 /// shown, its top (value, unit index) pairs and its field id (`None` for a template slot).
-type RankedField = (f64, String, Vec<(f64, usize)>, Option<usize>);
+/// A numeric field or slot with extremes: weight, name, top units, field id, smallest first.
+type RankedField = (f64, String, Vec<(f64, usize)>, Option<usize>, bool);
 
 /// Normalises scores to 0..=1 by their maximum.
 fn normalise(v: &mut [f64]) {
@@ -292,10 +293,18 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         }
     }
     let mut ranked: Vec<RankedField> = Vec::new();
+    // Both ends when the intent asks for both ("the most subscribers and the fewest").
+    let both = asks.least && asks.most;
     for (f, vals) in by_field {
         let name = &u.fields[f].name;
+        if both {
+            let small = extreme_field(name, vals.clone(), &dists[f], q, true, top_n, true);
+            if let Some(r) = small {
+                ranked.push((r.0, name.clone(), r.1, Some(f), true));
+            }
+        }
         if let Some(r) = extreme_field(name, vals, &dists[f], q, lo, top_n, asks.ranked()) {
-            ranked.push((r.0, name.clone(), r.1, Some(f)));
+            ranked.push((r.0, name.clone(), r.1, Some(f), lo));
         }
     }
     // Slots of line templates ("took 350ms", "pause 12.5ms").
@@ -346,12 +355,14 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                     format!("{label} (in lines like L{})", t.first),
                     r.1,
                     None,
+                    lo,
                 ));
             }
         }
     }
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    for (w, name, top, field) in ranked.into_iter().take(4) {
+    let fields_shown = if both { 6 } else { 4 };
+    for (w, name, top, field, lo) in ranked.into_iter().take(fields_shown) {
         for (k, (_, i)) in top.into_iter().enumerate() {
             if let Some(f) = field {
                 s.hot.entry(i).or_default().push(f);
@@ -359,7 +370,9 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             }
             // A ranking question wants its top five alike; otherwise the first counts most.
             let decay = if asks.ranked() { 0.05 } else { 0.12 };
-            let v = w * (1.0 - decay * k as f64).max(0.5);
+            // Asked for both ends, the smallest take turns with the largest.
+            let k2 = if both && lo { k as f64 + 0.5 } else { k as f64 };
+            let v = w * (1.0 - decay * k2).max(0.5);
             if v > s.ext[i] {
                 s.ext[i] = v;
                 let side = if lo { "smallest" } else { "largest" };

@@ -252,3 +252,15 @@ fn a_matching_labels_next_line_is_proposed_with_it() {
         "{rel:?}"
     );
 }
+
+#[test]
+fn another_record_with_the_same_common_values_is_not_a_copy() {
+    let mut seen = Seen::default();
+    let largest = "\\\"kind\\\": \\\"t5\\\", … \\\"subscribers\\\": 12220062, … \\\"subreddit_type\\\": \\\"public\\\",";
+    seen.add(&Item::line(Section::Evidence, 114, largest, 1.0));
+    let smallest = "\\\"kind\\\": \\\"t5\\\", … \\\"subscribers\\\": 85036, … \\\"subreddit_type\\\": \\\"public\\\",";
+    assert!(!seen.has(&Item::line(Section::Evidence, 114, smallest, 1.0)));
+    // The same record shown again (its numbers all shown) is one.
+    let again = "\\\"kind\\\": \\\"t5\\\", … \\\"subscribers\\\": 12220062, …";
+    assert!(seen.has(&Item::line(Section::Evidence, 115, again, 1.0)));
+}

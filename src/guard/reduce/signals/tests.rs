@@ -201,3 +201,26 @@ fn a_nested_texts_first_and_last_lines_have_a_position() {
     assert!(s.pos[at("copied file 1.dat")] >= 0.7);
     assert_eq!(s.pos[at("copied file 20.dat")], 0.0);
 }
+
+#[test]
+fn asked_for_both_ends_both_are_extremes() {
+    let recs: Vec<_> = (0..20)
+        .map(|i| serde_json::json!({"name": format!("sub{i}"), "subscribers": 1000 + 37 * ((i * 7) % 20)}))
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "children": recs })).unwrap();
+    let u = build(&text, Kind::Json);
+    let intent = "which has the most subscribers and which has the fewest?";
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let why: Vec<&String> = s.ext_why.values().collect();
+    assert!(why.iter().any(|w| w.starts_with("largest")), "{why:?}");
+    assert!(why.iter().any(|w| w.starts_with("smallest")), "{why:?}");
+    // The smallest takes turns with the largest.
+    let best = |side: &str| {
+        s.ext_why
+            .iter()
+            .find(|(_, w)| w.starts_with(side))
+            .map(|(&i, _)| s.ext[i])
+            .unwrap()
+    };
+    assert!(best("smallest") > 0.9 * best("largest"));
+}
