@@ -480,10 +480,17 @@ const MAX_LINE_PREFIX: usize = 200;
 /// unit and the value is walked like a document, every unit anchored at line `ln`. Returns
 /// false (adding nothing) when the line holds no such value.
 pub(super) fn json_line(b: &mut Builder, ln: usize, l: &str) -> bool {
-    let Some(at) = l.find(['{', '[']).filter(|&p| p <= MAX_LINE_PREFIX) else {
-        return false;
-    };
-    let Ok(v) = serde_json::from_str::<Value>(l[at..].trim_end()) else {
+    // The first `{` and the first `[` (a log line's `[INFO]` before its payload).
+    let mut starts: Vec<usize> = [l.find('{'), l.find('[')]
+        .into_iter()
+        .flatten()
+        .filter(|&p| p <= MAX_LINE_PREFIX)
+        .collect();
+    starts.sort_unstable();
+    let Some((at, v)) = starts
+        .into_iter()
+        .find_map(|p| Some((p, serde_json::from_str::<Value>(l[p..].trim_end()).ok()?)))
+    else {
         return false;
     };
     if !(v.is_object() || v.as_array().is_some_and(|a| a.iter().any(Value::is_object))) {

@@ -259,6 +259,16 @@ fn json_inside_a_long_line_of_text_is_walked() {
         .units
         .iter()
         .any(|x| x.kind == UnitKind::Leaf && x.text == "\"total_count\":2723,"));
+    // After a bracketed prefix, as a log line writes its payload.
+    let u = build(&format!("2024-05-01 [INFO] payload {body}\n"), Kind::Lines);
+    assert_eq!(
+        u.units
+            .iter()
+            .filter(|x| x.kind == UnitKind::Record)
+            .count(),
+        30
+    );
+    assert!(u.units[0].text.starts_with("2024-05-01 [INFO] payload"));
     // A long line that is not JSON is cut into parts as before.
     let u = build(&format!("{{not json {}\n", "a, ".repeat(800)), Kind::Lines);
     assert!(u.units.iter().all(|x| x.kind == UnitKind::Part));
