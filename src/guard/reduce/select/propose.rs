@@ -180,7 +180,10 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     let n = u.units.len();
     let push = |out: &mut Vec<Cand>, ch: Channel, i: usize, score: f64, prefix: Option<&str>| {
         let unit = &u.units[i];
-        if markup_only(&unit.text) || (unit.sev == Severity::None && bare(&unit.text)) {
+        // A bare unit says nothing, unless it is salient or the output's last (`PASS`).
+        let says_nothing =
+            unit.sev == Severity::None && s.sal[i] == 0.0 && i + 1 < n && bare(&unit.text);
+        if markup_only(&unit.text) || says_nothing {
             return;
         }
         let section = if unit.sev == Severity::None {
