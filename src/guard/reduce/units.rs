@@ -76,6 +76,9 @@ pub struct Unit {
     pub pairs: Vec<String>,
     /// Separator of pairs in this unit's document (`", "` pretty, `","` compact).
     pub pair_sep: &'static str,
+    /// For a record nested in records: the outermost one's naming pair as the file writes it
+    /// (`"title": "tests/retry.spec.ts",`), which says whose result this is; empty otherwise.
+    pub parent: String,
 }
 
 impl Unit {
@@ -437,6 +440,7 @@ impl Builder {
             fields: Vec::new(),
             pairs: Vec::new(),
             pair_sep: ", ",
+            parent: String::new(),
         });
         self.units.len() - 1
     }

@@ -198,6 +198,12 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
             s.hot.get(&i)
         };
         let shown = focus_text(unit, &u.fields, hot, q);
+        // A nested record says whose it is (the outermost record's name), unless it shows it.
+        let shown = if unit.parent.is_empty() || shown.contains(unit.parent.trim_end_matches(',')) {
+            shown
+        } else {
+            format!("[in {}] {shown}", unit.parent)
+        };
         let text = match prefix {
             Some(p) => format!("[{p}] {shown}"),
             None => shown,

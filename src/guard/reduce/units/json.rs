@@ -16,6 +16,9 @@ const MAX_JSON_DEPTH: usize = 12;
 /// Most scalar leaves of one record that become its fields and pairs: wide API records (a
 /// GitHub repository has ~80) keep the measures they list late (`stargazers_count`).
 const MAX_LEAVES: usize = 128;
+/// Top-level keys that name a record, best first: the outermost record's naming pair is shown
+/// with a record nested in it ([`super::Unit::parent`]).
+const NAMING_KEYS: &[&str] = &["title", "name", "full_name", "file", "path", "key", "id"];
 /// Most strings in an array for it to be pairs of its record ([`flat_leaves`]); a longer array
 /// of strings is lines of text.
 const MAX_PAIR_ARRAY: usize = 8;
@@ -50,6 +53,7 @@ pub(super) fn json_after_preamble(b: &mut Builder, text: &str) -> bool {
                 cursor: off,
                 in_record: false,
                 covered: Default::default(),
+                outer: None,
             };
             w.walk(b, &v, "", 0);
             return true;
@@ -190,6 +194,8 @@ struct JsonWalk<'t> {
     /// Paths of the leaves records already hold as pairs: a nested object walked for its
     /// arrays does not repeat them as leaves of their own.
     covered: std::collections::HashSet<String>,
+    /// The naming pair of the outermost record being walked (see [`super::Unit::parent`]).
+    outer: Option<String>,
 }
 
 impl JsonWalk<'_> {
@@ -317,7 +323,21 @@ impl JsonWalk<'_> {
             .map(|(k, v, _)| (b.field(k), plain(v)))
             .collect();
         b.units[u].fields = ids;
-        b.units[u].pairs = pairs(&leaves, self.pretty);
+        let shown_pairs = pairs(&leaves, self.pretty);
+        // The outermost record names the records nested in it.
+        let outermost = self.outer.is_none();
+        match &self.outer {
+            Some(o) => b.units[u].parent = o.clone(),
+            None => {
+                self.outer = NAMING_KEYS.iter().find_map(|want| {
+                    leaves
+                        .iter()
+                        .position(|(k, _, _)| k == want)
+                        .map(|p| shown_pairs[p].clone())
+                });
+            }
+        }
+        b.units[u].pairs = shown_pairs;
         b.units[u].pair_sep = if self.pretty { ", " } else { "," };
         // Nested arrays of objects and long strings inside the record are walked too.
         let was = std::mem::replace(&mut self.in_record, true);
@@ -344,6 +364,9 @@ impl JsonWalk<'_> {
             }
         }
         self.in_record = was;
+        if outermost {
+            self.outer = None;
+        }
     }
 
     /// An array of strings too long to be pairs of its record: the lines of a text (a
@@ -395,6 +418,7 @@ impl JsonWalk<'_> {
                     cursor: 0,
                     in_record: self.in_record,
                     covered: Default::default(),
+                    outer: self.outer.clone(),
                 };
                 let before = b.units.len();
                 let objects = b.objects.len();
@@ -507,6 +531,7 @@ pub(super) fn json_line(b: &mut Builder, ln: usize, l: &str) -> bool {
         cursor: 0,
         in_record: false,
         covered: Default::default(),
+        outer: None,
     };
     let (units, objects) = (b.units.len(), b.objects.len());
     w.walk(b, &v, "", 0);
@@ -531,6 +556,7 @@ pub(super) fn json_doc(b: &mut Builder, text: &str) -> bool {
         cursor: 0,
         in_record: false,
         covered: Default::default(),
+        outer: None,
     };
     w.walk(b, &v, "", 0);
     !b.units.is_empty()
@@ -604,6 +630,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                         cursor: 0,
                         in_record: false,
                         covered: Default::default(),
+                        outer: None,
                     };
                     w.string(b, s, &k, i + 1, 1, "");
                 }

@@ -405,3 +405,29 @@ fn a_minified_pages_structured_data_is_walked() {
         .iter()
         .any(|x| x.text.contains("purposeful actions")));
 }
+
+#[test]
+fn a_nested_record_carries_the_outermost_records_name() {
+    let suites: Vec<_> = (0..3)
+        .map(|s| {
+            serde_json::json!({"title": format!("tests/s{s}.spec.ts"), "specs": [
+                {"title": "works", "results": [{"status": "passed"}, {"status": "failed"}, {"status": "passed"}]}
+            ]})
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "suites": suites })).unwrap();
+    let u = build(&text, Kind::Json);
+    let failed: Vec<&Unit> = u
+        .units
+        .iter()
+        .filter(|x| x.kind == UnitKind::Record && x.text.contains("failed"))
+        .collect();
+    assert_eq!(failed.len(), 3);
+    assert_eq!(failed[1].parent, "\"title\": \"tests/s1.spec.ts\",");
+    // The outermost records themselves name nothing above them.
+    assert!(u
+        .units
+        .iter()
+        .filter(|x| x.context == "suites[]")
+        .all(|x| x.parent.is_empty()));
+}
