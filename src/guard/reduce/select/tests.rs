@@ -10,6 +10,14 @@ impl TokenCounter for Bytes {
     }
 }
 
+/// The generic channels' candidates for `text` of kind `kind` under `intent`.
+fn generic_candidates(text: &str, kind: crate::guard::reduce::Kind, intent: &str) -> Vec<Cand> {
+    let u = crate::guard::reduce::units::build(text, kind);
+    let q = crate::guard::reduce::rank::Query::new(intent);
+    let s = crate::guard::reduce::signals::score(&u, &q, &Default::default());
+    candidates(&u, &s, &[], &q)
+}
+
 fn cand(ch: Channel, line: usize, text: &str, score: f64, group: Option<usize>) -> Cand {
     Cand {
         item: Item::line(Section::Evidence, line, text, score),
@@ -121,10 +129,11 @@ fn a_record_cut_short_by_a_long_value_is_shown_by_the_pairs_that_matter() {
         })
         .collect();
     let text = serde_json::to_string_pretty(&serde_json::json!({ "results": recs })).unwrap();
-    let u = crate::guard::reduce::units::build(&text, crate::guard::reduce::Kind::Json);
-    let q = crate::guard::reduce::rank::Query::new("which test failed and why?");
-    let s = crate::guard::reduce::signals::score(&u, &q, &Default::default());
-    let c = candidates(&u, &s, &[], &q);
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Json,
+        "which test failed and why?",
+    );
     let failed = c
         .iter()
         .find(|c| c.item.text.contains("\"status\": \"failed\""))
@@ -154,11 +163,11 @@ fn a_query_word_in_most_pairs_of_a_record_does_not_pick_them() {
         })
         .collect();
     let text = serde_json::json!({"total_count": 12, "items": recs}).to_string();
-    let u = crate::guard::reduce::units::build(&text, crate::guard::reduce::Kind::Json);
-    let q =
-        crate::guard::reduce::rank::Query::new("which github repositories have the most stars?");
-    let s = crate::guard::reduce::signals::score(&u, &q, &Default::default());
-    let c = candidates(&u, &s, &[], &q);
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Json,
+        "which github repositories have the most stars?",
+    );
     let top = c
         .iter()
         .find(|c| c.channel == Channel::Extreme && c.item.text.contains("\"stargazers_count\":409"))
@@ -232,11 +241,11 @@ fn a_matching_labels_next_line_is_proposed_with_it() {
     text.push_str(
         "#: searchtools.js:132\nmsgid \"Search Results\"\nmsgstr \"Résultats de la recherche\"\n",
     );
-    let u = crate::guard::reduce::units::build(&text, crate::guard::reduce::Kind::Lines);
-    let q =
-        crate::guard::reduce::rank::Query::new("French translation of the search results message");
-    let s = crate::guard::reduce::signals::score(&u, &q, &Default::default());
-    let c = candidates(&u, &s, &[], &q);
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Lines,
+        "French translation of the search results message",
+    );
     let rel: Vec<&str> = c
         .iter()
         .filter(|c| c.channel == Channel::Relevance)
