@@ -547,7 +547,7 @@ pub fn summarize_focused(
         Some(n) => match model::plan(n, budget) {
             Err(why) => reason = Some(why),
             Ok(plan) => {
-                let pool = model::pool(&cands, plan.input_budget, counter);
+                let pool = model::pool(&cands, &packed, plan.input_budget, counter);
                 let excerpts: Vec<String> = pool.iter().map(|c| model::excerpt(&c.item)).collect();
                 let constraint = OutputConstraint::Ids {
                     ids: (1..=pool.len()).map(|i| i.to_string()).collect(),

@@ -76,8 +76,20 @@ pub fn excerpt(it: &Item) -> String {
 
 /// The excerpts offered to the model: the best candidates of every channel in turn (the
 /// kind's reducer, relevance, rarity, extremes, errors, position), anchored units only, no
-/// two alike, within `budget` tokens and [`POOL`] excerpts.
-pub fn pool(cands: &[Cand], budget: usize, counter: &dyn TokenCounter) -> Vec<Cand> {
+/// two alike, none on a line the rules already quote (`shown`: what the deterministic
+/// selection packed), within `budget` tokens and [`POOL`] excerpts. The model chooses among
+/// the runners-up: a pick of a line already shown would add nothing.
+pub fn pool(
+    cands: &[Cand],
+    shown: &[Item],
+    budget: usize,
+    counter: &dyn TokenCounter,
+) -> Vec<Cand> {
+    let shown: HashSet<usize> = shown
+        .iter()
+        .filter(|i| i.section != Section::KeyFacts)
+        .filter_map(|i| i.line)
+        .collect();
     let order = [
         Channel::Relevance,
         Channel::Kind,
@@ -92,7 +104,7 @@ pub fn pool(cands: &[Cand], budget: usize, counter: &dyn TokenCounter) -> Vec<Ca
         .map(|ch| {
             let mut q: Vec<&Cand> = cands
                 .iter()
-                .filter(|c| c.channel == *ch && c.item.line.is_some())
+                .filter(|c| c.channel == *ch && c.item.line.is_some_and(|l| !shown.contains(&l)))
                 .filter(|c| c.item.section != Section::KeyFacts || c.channel == Channel::Facts)
                 .collect();
             q.sort_by(|a, b| b.score.total_cmp(&a.score));
