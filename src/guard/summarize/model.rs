@@ -76,9 +76,10 @@ pub fn excerpt(it: &Item) -> String {
 
 /// The excerpts offered to the model: the best candidates of every channel in turn (the
 /// kind's reducer, relevance, rarity, extremes, errors, position), anchored units only, no
-/// two alike, none on a line the rules already quote (`shown`: what the deterministic
-/// selection packed), within `budget` tokens and [`POOL`] excerpts. The model chooses among
-/// the runners-up: a pick of a line already shown would add nothing.
+/// two alike, within `budget` tokens and [`POOL`] excerpts. The runners-up come first: lines
+/// the rules do not quote (`shown`: what the deterministic selection packed), where a pick
+/// adds something; the lines already shown fill what is left, so a short output's Status
+/// still has its excerpts to cite.
 pub fn pool(
     cands: &[Cand],
     shown: &[Item],
@@ -90,21 +91,53 @@ pub fn pool(
         .filter(|i| i.section != Section::KeyFacts)
         .filter_map(|i| i.line)
         .collect();
-    let order = [
-        Channel::Relevance,
-        Channel::Kind,
-        Channel::Rare,
-        Channel::Extreme,
-        Channel::Errors,
-        Channel::Facts,
-        Channel::Position,
-    ];
-    let mut queues: Vec<Vec<&Cand>> = order
+    let mut out: Vec<Cand> = Vec::new();
+    let mut seen: HashSet<(Option<usize>, String)> = HashSet::new();
+    let mut used = 0;
+    for runners_up in [true, false] {
+        let anchored = |c: &&Cand| {
+            c.item
+                .line
+                .is_some_and(|l| shown.contains(&l) != runners_up)
+        };
+        if !take_turns(
+            cands, anchored, budget, counter, &mut out, &mut seen, &mut used,
+        ) {
+            break;
+        }
+    }
+    out
+}
+
+/// Channels of [`pool`], in the order they take turns.
+const POOL_ORDER: [Channel; 7] = [
+    Channel::Relevance,
+    Channel::Kind,
+    Channel::Rare,
+    Channel::Extreme,
+    Channel::Errors,
+    Channel::Facts,
+    Channel::Position,
+];
+
+/// One round-robin pass of [`pool`] over the candidates `keep` admits; false once the budget
+/// or [`POOL`] is full.
+fn take_turns(
+    cands: &[Cand],
+    keep: impl Fn(&&Cand) -> bool,
+    budget: usize,
+    counter: &dyn TokenCounter,
+    out: &mut Vec<Cand>,
+    seen: &mut HashSet<(Option<usize>, String)>,
+    used: &mut usize,
+) -> bool {
+    let mut queues: Vec<Vec<&Cand>> = POOL_ORDER
         .iter()
         .map(|ch| {
             let mut q: Vec<&Cand> = cands
                 .iter()
-                .filter(|c| c.channel == *ch && c.item.line.is_some_and(|l| !shown.contains(&l)))
+                .filter(|c| c.channel == *ch)
+                .filter(&keep)
                 .filter(|c| c.item.section != Section::KeyFacts || c.channel == Channel::Facts)
                 .collect();
             q.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -112,9 +145,6 @@ pub fn pool(
             q
         })
         .collect();
-    let mut out: Vec<Cand> = Vec::new();
-    let mut seen: HashSet<(Option<usize>, String)> = HashSet::new();
-    let mut used = 0;
     loop {
         let mut any = false;
         for q in &mut queues {
@@ -124,17 +154,17 @@ pub fn pool(
                     continue;
                 }
                 let cost = counter.count(&excerpt(&c.item)) + 3;
-                if used + cost > budget || out.len() >= POOL {
-                    return out;
+                if *used + cost > budget || out.len() >= POOL {
+                    return false;
                 }
-                used += cost;
+                *used += cost;
                 out.push(c.clone());
                 any = true;
                 break;
             }
         }
         if !any {
-            return out;
+            return true;
         }
     }
 }
@@ -211,7 +241,44 @@ pub fn cites(status: &str, cited: &str, asked: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::cites;
+    use super::{cites, pool};
+    use crate::backend::TokenCounter;
+    use crate::guard::reduce::select::{Cand, Channel};
+    use crate::guard::reduce::{Item, Section};
+
+    struct Words;
+    impl TokenCounter for Words {
+        fn count(&self, text: &str) -> usize {
+            text.split_whitespace().count()
+        }
+    }
+
+    fn cand(line: usize, channel: Channel, score: f64) -> Cand {
+        Cand {
+            item: Item::line(Section::Evidence, line, format!("line {line} text"), 1.0),
+            channel,
+            score,
+            group: None,
+            rel: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_pool_offers_the_runners_up_before_what_is_shown() {
+        let cands = vec![
+            cand(1, Channel::Relevance, 9.0),
+            cand(2, Channel::Relevance, 8.0),
+            cand(3, Channel::Relevance, 7.0),
+            cand(4, Channel::Rare, 5.0),
+            cand(5, Channel::Position, 1.0),
+        ];
+        let shown = vec![cands[0].item.clone(), cands[3].item.clone()];
+        let lines = |p: Vec<Cand>| p.iter().map(|c| c.item.line.unwrap()).collect::<Vec<_>>();
+        // Channels take turns among the lines not shown, then the shown ones follow.
+        assert_eq!(lines(pool(&cands, &shown, 1_000, &Words)), [2, 5, 3, 1, 4]);
+        // A budget of three excerpts (4 words + 3 each) holds runners-up only.
+        assert_eq!(lines(pool(&cands, &shown, 21, &Words)), [2, 5, 3]);
+    }
 
     #[test]
     fn a_status_must_quote_what_it_cites() {
