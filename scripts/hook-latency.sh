@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Latency the agent hook adds (`toolsum hook claude-code`, the whole process as an agent runs
 # it) with the daemon up: N small results (pass-through, nothing printed) and M large ones (a
-# ~700 KB build log, over `summarize_limit`: the structural digest) plus M of a 219 KB CI log (the
+# ~700 KB build log, over `summarize_limit`: the model reads the reduction only) plus M of a 219 KB CI log (the
 # model's path), and what Claude Code would be given for the 700 KB one.
 # Usage: scripts/hook-latency.sh [MODEL_TIER [N_SMALL [M_LARGE]]]   (default: small 200 5)
 set -euo pipefail

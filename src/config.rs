@@ -14,7 +14,7 @@
 //! | `kv_decode` | `TOOLSUM_KV_DECODE` | `q8` | KV cache decode steps read: `q8` (an 8-bit copy), or `f16` |
 //! | `local_parallel` | `TOOLSUM_LOCAL_PARALLEL` | 4 | local summaries in flight at once, decoding together (1 = one at a time; at most 15) |
 //! | `token_limit` | `TOOLSUM_TOKEN_LIMIT` | 15,000 | pass-through limit (tokens) |
-//! | `summarize_limit` | `TOOLSUM_SUMMARIZE_LIMIT` | 100,000 | above it: preview (tokens) |
+//! | `summarize_limit` | `TOOLSUM_SUMMARIZE_LIMIT` | 100,000 | above it, the bounded path: `too_large`, the reduction only (tokens) |
 //! | `prefill_budget` | `TOOLSUM_PREFILL_BUDGET` | 1,500 | tool tokens in the prompt |
 //! | `max_new_tokens` | `TOOLSUM_MAX_NEW_TOKENS` | 256 | generated tokens |
 //! | `preview_chars` | `TOOLSUM_PREVIEW_CHARS` | 2,000 | head and tail chars of a preview |

@@ -10,9 +10,11 @@
 //!    fewer bytes than the token limit is not counted (a byte-level BPE token covers ≥ 1 byte).
 //! 2. A result at or under [`Limits::token_limit`] passes through byte-identical.
 //! 3. A larger one is saved first ([`save`]), so a later failure never loses it.
-//! 5. Up to [`Limits::summarize_limit`] it is cleaned ([`clean`]) and handed to
-//!    [`summarize::summarize`] (the model step, run through [`SummaryJob::run`]).
-//! 6. Above that limit, or when the model is unavailable or late, a head/tail [`preview`].
+//! 5. It is cleaned ([`clean`]) and handed to [`summarize::summarize`] (the model step, run
+//!    through [`SummaryJob::run`]). Above [`Limits::summarize_limit`] the model still runs (it
+//!    reads only the bounded reduction) and the reason says `too_large`.
+//! 6. When the model is unavailable or late, the structural digest; past 16 MiB of text, or
+//!    without a tokenizer, a head/tail [`preview`].
 //! 7. The result is a synthetic tool result ([`response`]) ending with the saved file's path.
 //!
 //! [`prepare`] does everything cheap (no model); [`SummaryJob::run`] does the model step, so the
@@ -48,8 +50,9 @@ use serde::{Deserialize, Serialize};
 pub struct Limits {
     /// Results at or under this many tokens pass through unchanged (default 15,000 tokens).
     pub token_limit: usize,
-    /// Results above this many tokens are previewed (head/tail) instead of summarized
-    /// (default 100,000 tokens).
+    /// Results above this many tokens take the bounded path: counting stops there, the reason
+    /// says `too_large`, and only the structural reduction is summarized (the model reads its
+    /// excerpts, as always), or digested without a model (default 100,000 tokens).
     pub summarize_limit: usize,
     /// Tokens of tool text the model may see in its prompt (default 1,500 tokens).
     pub prefill_budget: usize,

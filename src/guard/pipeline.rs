@@ -69,7 +69,15 @@ pub struct SummaryJob {
     encoding: Option<&'static str>,
     /// The pointer to the saved raw bytes, for such a text (a line above the footer).
     note: Option<String>,
+    /// Set when the text is past `limits.summarize_limit`: the `too_large: …` reason. The
+    /// model still runs on such a text (it reads the reduction only, never the text: issue 17,
+    /// "run it at any input size"); without a model the answer is the structural digest
+    /// ([`SummaryJob::digest`]) under [`TOO_LARGE_HEADER`].
+    too_large: Option<String>,
 }
+
+/// The header of the structural digest of a text past `summarize_limit`, when no model runs.
+const TOO_LARGE_HEADER: &str = "[Output too large for the model; facts extracted by structure.]";
 
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
@@ -260,6 +268,7 @@ pub fn prepare(
         focus: false,
         encoding: raw.label,
         note,
+        too_large: None,
     };
     // Already saved: the caller's copy (a whole file unless sizes differ), or a saved file the
     // call read back (always pointed at as a read-back, so the agent reads a window next).
@@ -299,19 +308,18 @@ pub fn prepare(
         }
     }
 
-    // Step 6: too large to summarize.
+    // Step 6: too large to summarize whole. The reduction is bounded (DIGEST_MAX_BYTES) and
+    // the model reads only its excerpts, so the model step still runs; past the digest's
+    // bound, or with no tokenizer, head and tail.
     if tokens > limits.summarize_limit {
         let reason = format!(
             "too_large: at least {} tokens (summarize_limit {})",
             thousands(tokens as u64),
             thousands(limits.summarize_limit as u64)
         );
-        let r = match counter {
-            Some(c) => {
-                // The token count is in `reason`; the text states only what the input says.
-                let header = "[Output too large for the model; facts extracted by structure.]";
-                job.digest(c, header, reason)
-            }
+        match counter {
+            Some(_) if job.text.len() <= DIGEST_MAX_BYTES => job.too_large = Some(reason),
+            Some(c) => return Ok(Prepared::Done(job.digest(c, TOO_LARGE_HEADER, reason))),
             None => {
                 let header = format!(
                     "[Output too large to summarize (at least {} tokens); showing its first and last {} characters.]",
@@ -321,10 +329,9 @@ pub fn prepare(
                 let f = job.pointer();
                 let mut r = job.preview_response(&header, &f, reason);
                 r.tokens.output = count_output(&r.text, counter);
-                r
+                return Ok(Prepared::Done(r));
             }
-        };
-        return Ok(Prepared::Done(r));
+        }
     }
     Ok(Prepared::NeedsModel(job))
 }
@@ -382,6 +389,11 @@ impl SummaryJob {
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             return self.fallback(Some(counter), "deadline_passed: no time left for the model");
         }
+        if narrator.is_none() {
+            if let Some(reason) = self.too_large.clone() {
+                return self.digest(counter, TOO_LARGE_HEADER, reason);
+            }
+        }
         let deadline = Some(self.model_deadline());
         // The name is asked after the narration: a remote backend with a local fallback names
         // whichever of the two wrote it.
@@ -411,7 +423,11 @@ impl SummaryJob {
             r.timings_ms.decode = n.decode_ms;
             r.model = model_name;
         }
-        r.reason = summary.reason;
+        r.reason = match (&self.too_large, summary.reason) {
+            (Some(t), Some(why)) => Some(format!("{t}; {why}")),
+            (Some(t), None) => Some(t.clone()),
+            (None, why) => why,
+        };
         r.ungrounded_dropped = summary.ungrounded_dropped;
         r.content_kind = Some(summary.content_kind);
         r.encoding = self.encoding.map(Into::into);
@@ -427,16 +443,22 @@ impl SummaryJob {
     /// reduction's facts without the model, far more useful than head and tail; without one
     /// (no tokenizer at all), head and tail.
     pub fn fallback(self, counter: Option<&dyn TokenCounter>, reason: &str) -> GuardResponse {
+        // The token count of a text past `summarize_limit` goes in the reason, not the text:
+        // the text states only what the input says.
+        let full = match &self.too_large {
+            Some(t) => format!("{t}; {reason}"),
+            None => reason.to_string(),
+        };
         if let Some(c) = counter {
             let header = format!("[No model summary ({reason}); facts extracted by structure.]");
-            return self.digest(c, &header, reason.to_string());
+            return self.digest(c, &header, full);
         }
         let header = format!(
             "[Summary unavailable ({reason}); showing the first and last {} characters of the output.]",
             thousands(self.limits.preview_chars as u64)
         );
         let f = self.pointer();
-        let mut r = self.preview_response(&header, &f, reason.to_string());
+        let mut r = self.preview_response(&header, &f, full);
         r.tokens.output = r.text.len();
         r
     }
@@ -600,7 +622,7 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
         r.timings_ms.total = ms(started);
         return Prepared::Done(r);
     }
-    let job = SummaryJob {
+    let mut job = SummaryJob {
         text: clean(&text).into_owned(),
         tool: output.tool,
         args: None,
@@ -616,6 +638,7 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
         focus: true,
         encoding: raw.label,
         note,
+        too_large: None,
     };
     if tokens > limits.summarize_limit {
         let reason = format!(
@@ -623,11 +646,11 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
             thousands(tokens as u64),
             thousands(limits.summarize_limit as u64)
         );
-        let header = "[Output too large for the model; facts extracted by structure.]";
-        return Prepared::Done(match counter {
-            Some(c) => job.digest(c, header, reason),
-            None => job.fallback(None, &reason),
-        });
+        match counter {
+            Some(_) if job.text.len() <= DIGEST_MAX_BYTES => job.too_large = Some(reason),
+            Some(c) => return Prepared::Done(job.digest(c, TOO_LARGE_HEADER, reason)),
+            None => return Prepared::Done(job.fallback(None, &reason)),
+        }
     }
     Prepared::NeedsModel(job)
 }

@@ -209,11 +209,11 @@ fn guard_without_model_still_answers() {
 }
 
 #[test]
-fn above_summarize_limit_is_previewed() {
+fn above_summarize_limit_without_a_model_is_the_structural_digest() {
     let d = tempfile::tempdir().unwrap();
     let mut rq = req(d.path(), big_log(3_000));
     rq.limits.summarize_limit = 20_000;
-    let r = done(prepare(rq, Some(&QuarterCounter)).unwrap());
+    let r = guard(rq, Some(&QuarterCounter), None).unwrap();
     assert_eq!(r.kind, ResultKind::Preview);
     assert!(r.reason.as_deref().unwrap().starts_with("too_large"));
     assert!(
@@ -225,6 +225,40 @@ fn above_summarize_limit_is_previewed() {
     assert!(r.text.len() < 2 * 2_000 * 2 + 1_000);
     assert_eq!(r.saved.len(), 1);
     assert!(r.text.contains(&r.saved[0].path));
+    // The token count is in the reason only: the text states what the input says.
+    assert!(!r.text.contains("20,000"), "{}", r.text);
+}
+
+#[test]
+fn above_summarize_limit_the_model_still_reads_the_reduction() {
+    let d = tempfile::tempdir().unwrap();
+    let mut rq = req(d.path(), big_log(3_000));
+    rq.limits.summarize_limit = 20_000;
+    let j = job(prepare(rq, Some(&QuarterCounter)).unwrap());
+    let mut n = CannedNarrator {
+        quote: "ERROR: unexpected status 401 Unauthorized".into(),
+        calls: 0,
+    };
+    // CannedNarrator asserts that its prompt is small: the reduction, not the text.
+    let r = j.run(&QuarterCounter, Some(&mut n));
+    assert_eq!(n.calls, 1);
+    assert_eq!(r.kind, ResultKind::Summary);
+    assert_eq!(r.model.as_deref(), Some("canned"));
+    assert!(
+        r.reason.as_deref().unwrap().starts_with("too_large"),
+        "{:?}",
+        r.reason
+    );
+    assert!(r.text.contains("ERROR: unexpected status 401 Unauthorized"));
+    assert!(!r.text.contains("too large"), "{}", r.text);
+    // A text past the digest's bound is not reduced at all: head and tail, no model.
+    let huge = "x".repeat(DIGEST_MAX_BYTES + 10) + "\nERROR: tail line\n";
+    let mut rq = req(d.path(), huge);
+    rq.limits.summarize_limit = 20_000;
+    let r = done(prepare(rq, Some(&QuarterCounter)).unwrap());
+    assert_eq!(r.kind, ResultKind::Preview);
+    assert!(r.reason.as_deref().unwrap().starts_with("too_large"));
+    assert!(r.text.contains("ERROR: tail line"), "{}", &r.text[..200]);
 }
 
 #[test]
