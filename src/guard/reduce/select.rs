@@ -516,8 +516,47 @@ pub fn select_with(
             break;
         }
     }
+    // Budget the channels left (each stops at its quota, or three misfits): the candidates
+    // they did not reach, channel by channel in order of weight, while they fit, each
+    // template up to FILL_TEMPLATE_CAP units in all. Units passed over for their template's
+    // cap stay out: diversity holds, and room is not left empty.
+    let mut order: Vec<Channel> = active.clone();
+    order.sort_by(|a, b| share(*b).total_cmp(&share(*a)));
+    for c in order {
+        let rest = queues.remove(&c).unwrap_or_default();
+        let mut misses = 0;
+        for cand in rest.into_iter().rev() {
+            if budget.saturating_sub(used) < 10 || misses >= 3 {
+                break;
+            }
+            if seen.has(&cand.item) {
+                continue;
+            }
+            if cand
+                .group
+                .is_some_and(|g| group_total.get(&g).copied().unwrap_or(0) >= FILL_TEMPLATE_CAP)
+            {
+                continue;
+            }
+            let k = cost(&cand.item);
+            if used + k > budget {
+                misses += 1;
+                continue;
+            }
+            used += k;
+            if let Some(g) = cand.group {
+                *group_total.entry(g).or_default() += 1;
+            }
+            seen.add(&cand.item);
+            out.push(cand.item);
+        }
+    }
     out
 }
+
+/// Most units of one template the fill after the channels takes (dev split, model off: 8
+/// kept 212 facts, 4 kept 211; holdout 134 either way).
+const FILL_TEMPLATE_CAP: usize = 8;
 
 /// Kind items at or above this priority are the kind reducer's core: error examples and
 /// failing tests (100-150), totals and exit lines (`MUST / 10`).

@@ -273,3 +273,36 @@ fn another_record_with_the_same_common_values_is_not_a_copy() {
     let again = "\\\"kind\\\": \\\"t5\\\", … \\\"subscribers\\\": 12220062, …";
     assert!(seen.has(&Item::line(Section::Evidence, 115, again, 1.0)));
 }
+
+#[test]
+fn room_the_channels_leave_is_filled() {
+    // Five long lines first, then short ones: the channel stops after three long ones that do
+    // not fit; the short ones behind them still get the room that is left.
+    let mut c = Vec::new();
+    for i in 0..5 {
+        let long = format!("long answer line {i} {}", "x".repeat(120));
+        c.push(cand(
+            Channel::Relevance,
+            i + 1,
+            &long,
+            10.0 - i as f64,
+            None,
+        ));
+    }
+    for i in 0..5 {
+        let short = format!("short answer {i}");
+        c.push(cand(
+            Channel::Relevance,
+            100 + i,
+            &short,
+            5.0 - i as f64,
+            None,
+        ));
+    }
+    let out = select(c, 100, &Bytes, &Policy::default());
+    assert_eq!(out.iter().filter(|i| i.line.unwrap() < 100).count(), 2);
+    assert!(
+        out.iter().filter(|i| i.line.unwrap() >= 100).count() >= 3,
+        "{out:?}"
+    );
+}
