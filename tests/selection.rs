@@ -65,12 +65,21 @@ fn summarize(
     engine: Option<&mut Engine>,
     counter: &GgufTokenizer,
 ) -> guard::GuardResponse {
+    summarize_for(text, "Did the schema change go through?", engine, counter)
+}
+
+fn summarize_for(
+    text: &str,
+    intent: &str,
+    engine: Option<&mut Engine>,
+    counter: &GgufTokenizer,
+) -> guard::GuardResponse {
     let session = tempfile::tempdir().unwrap();
     let req = GuardRequest {
         content: text.as_bytes().to_vec(),
         tool: "Bash".to_string(),
         args: Some(serde_json::json!({"command": "deployctl logs release-train --last"})),
-        intent: Some("Did the schema change go through?".to_string()),
+        intent: Some(intent.to_string()),
         session_dir: session.path().to_path_buf(),
         limits: Limits {
             token_limit: 2_000,
@@ -143,4 +152,92 @@ fn the_model_picks_excerpts_that_are_quoted_verbatim_and_keeps_the_fact() {
         !status.contains("did not") || status.contains("0186"),
         "{status}"
     );
+}
+
+/// A cluster controller's log: 1,200 routine lines and, spread through them, 40 different
+/// lines saying which shard moved where. More answer lines than a summary can quote.
+fn rebalance_log() -> String {
+    let mut s = String::new();
+    for i in 0..1_240usize {
+        let t = format!(
+            "2026-03-04T02:{:02}:{:02}.{:03}Z",
+            i / 600,
+            (i / 10) % 60,
+            i % 1000
+        );
+        if i % 31 == 7 {
+            let k = i / 31;
+            s.push_str(&format!(
+                "{t} INFO balancer shard orders-{:03} rebalanced from node-{} to node-{} ({} MiB, {} ms)\n",
+                k * 7 % 101,
+                k % 6,
+                (k + 3) % 6,
+                40 + k * 13 % 90,
+                800 + k * 37 % 500
+            ));
+        } else {
+            s.push_str(&format!(
+                "{t} DEBUG heartbeat node-{} lag={}ms queue={} gc_pause={}ms\n",
+                i % 6,
+                i * 7 % 40,
+                i * 11 % 90,
+                i * 3 % 17
+            ));
+        }
+    }
+    s
+}
+
+#[test]
+fn a_fact_only_the_models_selection_brings_in() {
+    let path = model_path("small");
+    let counter = GgufTokenizer::from_gguf_path(&path).unwrap();
+    let text = rebalance_log();
+    let intent = "Which shards were rebalanced, and to which node?";
+    let without = summarize_for(&text, intent, None, &counter);
+    let mut engine = Engine::load(&EngineOptions {
+        model_path: path,
+        system_prompt: Some(toolsum::guard::prompt::SYSTEM_PROMPT.to_string()),
+        ..EngineOptions::default()
+    })
+    .unwrap();
+    let with = summarize_for(&text, intent, Some(&mut engine), &counter);
+    assert!(
+        with.model.is_some(),
+        "the model did not run: {:?}",
+        with.reason
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    // Rebalance lines quoted whole, by line number.
+    let quoted = |r: &guard::GuardResponse| -> Vec<usize> {
+        r.text
+            .lines()
+            .filter_map(|l| {
+                let (n, body) = l.strip_prefix('L')?.split_once(": ")?;
+                let n: usize = n.parse().ok()?;
+                let line = lines.get(n.checked_sub(1)?)?;
+                (line.contains(" rebalanced from ") && body.ends_with(line)).then_some(n)
+            })
+            .collect()
+    };
+    let before = quoted(&without);
+    let after = quoted(&with);
+    assert!(!before.is_empty(), "{}", without.text);
+    let added: Vec<usize> = after
+        .iter()
+        .copied()
+        .filter(|n| !before.contains(n))
+        .collect();
+    assert!(
+        !added.is_empty(),
+        "the model's choice added no answer line:\nwithout:\n{}\nwith:\n{}",
+        without.text,
+        with.text
+    );
+    // What it added is the file's line, shard and target node as written.
+    for n in added {
+        let shard = lines[n - 1].split(" shard ").nth(1).unwrap();
+        assert!(with.text.contains(shard), "L{n}");
+        assert!(!without.text.contains(shard), "L{n} was already shown");
+    }
 }
