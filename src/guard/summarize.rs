@@ -532,6 +532,19 @@ pub fn summarize_focused(
     };
     let mut packed =
         reduce::select::select_with(cands.clone(), items_budget, counter, &policy, &headers);
+    // What the rules show when the model's reserve comes back unused (its Status dropped):
+    // the model chooses among the rest, so a pick is never one the rules would show anyway.
+    let shown_by_rules = if reserve > 0 {
+        reduce::select::select_with(
+            cands.clone(),
+            items_budget + reserve,
+            counter,
+            &policy,
+            &headers,
+        )
+    } else {
+        packed.clone()
+    };
     let reduce_ms = t0.elapsed().as_secs_f64() * 1000.0;
 
     let mut final_cands = cands.clone();
@@ -547,7 +560,7 @@ pub fn summarize_focused(
         Some(n) => match model::plan(n, budget) {
             Err(why) => reason = Some(why),
             Ok(plan) => {
-                let pool = model::pool(&cands, &packed, plan.input_budget, counter);
+                let pool = model::pool(&cands, &shown_by_rules, plan.input_budget, counter);
                 let excerpts: Vec<String> = pool.iter().map(|c| model::excerpt(&c.item)).collect();
                 let constraint = OutputConstraint::Ids {
                     ids: (1..=pool.len()).map(|i| i.to_string()).collect(),
@@ -594,7 +607,7 @@ pub fn summarize_focused(
                         let picked: Vec<reduce::select::Cand> = picked
                             .into_iter()
                             .filter(|c| {
-                                !packed.iter().any(|p| {
+                                !shown_by_rules.iter().any(|p| {
                                     p.line == c.item.line && p.section != Section::KeyFacts
                                 })
                             })

@@ -7,7 +7,7 @@
 //! take turns, each taking its best remaining candidate that fits its share and is not a near
 //! copy of one already taken (same line, or a third unit of one template). A channel out of
 //! candidates above its threshold gives its unspent share back to the others; what is left at
-//! the end is filled by score.
+//! the end is filled, the model's picks first, then the candidates the channels did not reach.
 
 use std::collections::{HashMap, HashSet};
 
@@ -56,17 +56,6 @@ impl Channel {
             Channel::Extreme => 0.07,
             Channel::Position => 0.12,
             Channel::Facts => 0.12,
-        }
-    }
-
-    /// Share when the model chose units: they are taken first, from the relevance and kind
-    /// shares.
-    pub fn share_with_model(self) -> f64 {
-        match self {
-            Channel::Model => 0.15,
-            Channel::Kind => 0.28,
-            Channel::Relevance => 0.17,
-            c => c.share(),
         }
     }
 
@@ -255,8 +244,9 @@ impl Policy {
 }
 
 /// Picks items from `cands` within `budget` tokens (see the module doc). The shares are
-/// [`Channel::share`], [`Channel::share_with_model`] when the model chose units, or
-/// [`Channel::share_asked`] when a saved output is asked, times [`Policy`]'s factors.
+/// [`Channel::share`], or [`Channel::share_asked`] when a saved output is asked, times
+/// [`Policy`]'s factors. The model's picks ([`Channel::Model`]) come first in the fill of the
+/// room the channels leave.
 pub fn select(
     cands: Vec<Cand>,
     budget: usize,
@@ -278,7 +268,6 @@ pub fn select_with(
     headers: &Headers,
 ) -> Vec<Item> {
     let asked = policy.asked;
-    let model = cands.iter().any(|c| c.channel == Channel::Model);
     let mut out: Vec<Item> = Vec::new();
     let mut seen = Seen::default();
     let mut used = 0usize;
@@ -396,16 +385,16 @@ pub fn select_with(
     let share = |c: Channel| {
         if asked {
             c.share_asked()
-        } else if model {
-            c.share_with_model()
         } else {
             c.share()
         }
     };
+    // The model's picks wait for the fill below: they add to what the signals chose and
+    // displace none of it (a small model's picks are mostly the first excerpts offered).
     let active: Vec<Channel> = Channel::ALL
         .iter()
         .copied()
-        .filter(|c| queues.get(c).is_some_and(|q| !q.is_empty()))
+        .filter(|&c| c != Channel::Model && queues.get(&c).is_some_and(|q| !q.is_empty()))
         .collect();
     // A channel's share grows with how well its best candidates match the intent (up to
     // twice its base share).
@@ -522,6 +511,7 @@ pub fn select_with(
     // cap stay out: diversity holds, and room is not left empty.
     let mut order: Vec<Channel> = active.clone();
     order.sort_by(|a, b| share(*b).total_cmp(&share(*a)));
+    order.insert(0, Channel::Model);
     for c in order {
         let rest = queues.remove(&c).unwrap_or_default();
         let mut misses = 0;
@@ -532,9 +522,12 @@ pub fn select_with(
             if seen.has(&cand.item) {
                 continue;
             }
-            if cand
-                .group
-                .is_some_and(|g| group_total.get(&g).copied().unwrap_or(0) >= FILL_TEMPLATE_CAP)
+            // The model knows why it chose its picks: no template cap for them, as in the
+            // channels' turns ([`Channel::template_cap`]).
+            if c != Channel::Model
+                && cand
+                    .group
+                    .is_some_and(|g| group_total.get(&g).copied().unwrap_or(0) >= FILL_TEMPLATE_CAP)
             {
                 continue;
             }
