@@ -111,8 +111,8 @@ const TOP_EXTREMES: usize = 3;
 const TOP_RANKED: usize = 5;
 
 /// A numeric field or template slot ranked for the extremes signal: its weight, its name as
-/// shown, its top (value, unit index) pairs and its field id (`None` for a template slot).
-/// A numeric field or slot with extremes: weight, name, top units, field id, smallest first.
+/// shown, its top (value, unit index) pairs, its field id (`None` for a template slot), and
+/// whether those are its smallest values.
 type RankedField = (f64, String, Vec<(f64, usize)>, Option<usize>, bool);
 
 /// Normalises scores to 0..=1 by their maximum.

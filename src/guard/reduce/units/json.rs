@@ -46,15 +46,7 @@ pub(super) fn json_after_preamble(b: &mut Builder, text: &str) -> bool {
                 b.line(k + 1, pl);
             }
             let starts = line_starts(text);
-            let mut w = JsonWalk {
-                starts,
-                text,
-                pretty: pretty_style(rest),
-                cursor: off,
-                in_record: false,
-                covered: Default::default(),
-                outer: None,
-            };
+            let mut w = JsonWalk::new(starts, text, pretty_style(rest), off);
             w.walk(b, &v, "", 0);
             return true;
         }
@@ -198,7 +190,27 @@ struct JsonWalk<'t> {
     outer: Option<String>,
 }
 
-impl JsonWalk<'_> {
+impl<'t> JsonWalk<'t> {
+    /// A walk over `text` (whose line starts are `starts`), searching for keys from byte
+    /// `cursor`, outside any record.
+    fn new(starts: Vec<usize>, text: &'t str, pretty: bool, cursor: usize) -> Self {
+        JsonWalk {
+            starts,
+            text,
+            pretty,
+            cursor,
+            in_record: false,
+            covered: Default::default(),
+            outer: None,
+        }
+    }
+
+    /// A walk of a value that is not the text itself (a JSON string's content, a log line's
+    /// payload): the caller anchors its units.
+    fn detached(pretty: bool) -> Self {
+        Self::new(vec![0], "", pretty, 0)
+    }
+
     /// The line of the next occurrence of `"key"` at or after the cursor (approximate for
     /// repeated keys, exact for documents read in order, which serde_json's map keeps when
     /// the keys are unique per object).
@@ -311,10 +323,8 @@ impl JsonWalk<'_> {
         let line = m.keys().next().map_or(self.here(), |k| self.line_of_key(k));
         let mut leaves = Vec::new();
         flat_leaves(x, "", 0, MAX_LEAVES, &mut leaves);
-        for (k, _, _) in &leaves {
-            if k.contains('.') && !self.covered.contains(&format!("{path}.{k}")) {
-                self.covered.insert(format!("{path}.{k}"));
-            }
+        for (k, _, _) in leaves.iter().filter(|(k, _, _)| k.contains('.')) {
+            self.covered.insert(format!("{path}.{k}"));
         }
         let shown = render_record(&leaves, self.pretty);
         let u = b.push(line, shown, UnitKind::Record, path.to_string());
@@ -412,13 +422,9 @@ impl JsonWalk<'_> {
         if t.starts_with(['{', '[']) {
             if let Ok(inner) = serde_json::from_str::<Value>(s) {
                 let mut w = JsonWalk {
-                    starts: vec![0],
-                    text: "",
-                    pretty: pretty_style(s),
-                    cursor: 0,
                     in_record: self.in_record,
-                    covered: Default::default(),
                     outer: self.outer.clone(),
+                    ..JsonWalk::detached(pretty_style(s))
                 };
                 let before = b.units.len();
                 let objects = b.objects.len();
@@ -524,15 +530,7 @@ pub(super) fn json_line(b: &mut Builder, ln: usize, l: &str) -> bool {
     if !prefix.is_empty() {
         b.push(ln, keep_line(prefix), UnitKind::Line, String::new());
     }
-    let mut w = JsonWalk {
-        starts: vec![0],
-        text: "",
-        pretty: pretty_style(&l[at..]),
-        cursor: 0,
-        in_record: false,
-        covered: Default::default(),
-        outer: None,
-    };
+    let mut w = JsonWalk::detached(pretty_style(&l[at..]));
     let (units, objects) = (b.units.len(), b.objects.len());
     w.walk(b, &v, "", 0);
     for u in &mut b.units[units..] {
@@ -549,15 +547,7 @@ pub(super) fn json_doc(b: &mut Builder, text: &str) -> bool {
     let Ok(v) = serde_json::from_str::<Value>(text) else {
         return false;
     };
-    let mut w = JsonWalk {
-        starts: line_starts(text),
-        text,
-        pretty: pretty_style(text),
-        cursor: 0,
-        in_record: false,
-        covered: Default::default(),
-        outer: None,
-    };
+    let mut w = JsonWalk::new(line_starts(text), text, pretty_style(text), 0);
     w.walk(b, &v, "", 0);
     !b.units.is_empty()
 }
@@ -623,15 +613,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                 let mut texts = Vec::new();
                 text_fields(&v, String::new(), 0, &mut texts);
                 for (k, s) in texts {
-                    let mut w = JsonWalk {
-                        starts: vec![0],
-                        text: "",
-                        pretty,
-                        cursor: 0,
-                        in_record: false,
-                        covered: Default::default(),
-                        outer: None,
-                    };
+                    let mut w = JsonWalk::detached(pretty);
                     w.string(b, s, &k, i + 1, 1, "");
                 }
             }

@@ -2,6 +2,14 @@
 
 use super::*;
 
+/// The record units of `u`, in order.
+fn records(u: &Units) -> Vec<&Unit> {
+    u.units
+        .iter()
+        .filter(|x| x.kind == UnitKind::Record)
+        .collect()
+}
+
 #[test]
 fn long_lines_become_parts() {
     let line = format!(
@@ -34,11 +42,7 @@ fn json_records_and_leaves() {
 }"#;
     let u = build(text, Kind::Json);
     assert!(u.structured);
-    let rec: Vec<&Unit> = u
-        .units
-        .iter()
-        .filter(|x| x.kind == UnitKind::Record)
-        .collect();
+    let rec = records(&u);
     assert_eq!(rec.len(), 3);
     assert_eq!(rec[1].line, 5);
     assert!(
@@ -113,11 +117,7 @@ fn csv_rows_have_columns() {
     let u = build(text, Kind::Csv);
     assert!(u.structured);
     let size = u.fields.iter().position(|f| f.name == "size").unwrap();
-    let rec: Vec<&Unit> = u
-        .units
-        .iter()
-        .filter(|x| x.kind == UnitKind::Record)
-        .collect();
+    let rec = records(&u);
     assert_eq!(rec.len(), 3);
     assert!(rec[1].fields.contains(&(size, "2000".to_string())));
 }
@@ -240,11 +240,7 @@ fn json_inside_a_long_line_of_text_is_walked() {
     let body = serde_json::json!({"total_count": 2723, "items": items}).to_string();
     let text = format!("https\nGET\napi.example.com\n200\n{body}\n");
     let u = build(&text, Kind::Lines);
-    let rec: Vec<&Unit> = u
-        .units
-        .iter()
-        .filter(|x| x.kind == UnitKind::Record)
-        .collect();
+    let rec = records(&u);
     assert_eq!(rec.len(), 30);
     assert!(rec.iter().all(|x| x.line == 5));
     assert!(
@@ -261,13 +257,7 @@ fn json_inside_a_long_line_of_text_is_walked() {
         .any(|x| x.kind == UnitKind::Leaf && x.text == "\"total_count\":2723,"));
     // After a bracketed prefix, as a log line writes its payload.
     let u = build(&format!("2024-05-01 [INFO] payload {body}\n"), Kind::Lines);
-    assert_eq!(
-        u.units
-            .iter()
-            .filter(|x| x.kind == UnitKind::Record)
-            .count(),
-        30
-    );
+    assert_eq!(records(&u).len(), 30);
     assert!(u.units[0].text.starts_with("2024-05-01 [INFO] payload"));
     // A long line that is not JSON is cut into parts as before.
     let u = build(&format!("{{not json {}\n", "a, ".repeat(800)), Kind::Lines);
@@ -347,11 +337,7 @@ fn delimited_rows_keep_their_cells_as_the_file_writes_them() {
         ));
     }
     let u = build(&text, Kind::Lines);
-    let rec: Vec<&Unit> = u
-        .units
-        .iter()
-        .filter(|x| x.kind == UnitKind::Record)
-        .collect();
+    let rec = records(&u);
     assert_eq!(
         rec.len(),
         6,
