@@ -104,36 +104,76 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
         }
     }
     let common = (unit.pairs.len() / 3).max(6);
+    // The pair's key (the last word of its field's name, a JSON path's last key, a column
+    // header's last word: `Site Name`, `En No`; else as the pair writes it) and its depth in
+    // the record (dots and slashes in the field's name).
+    let keys: Vec<(String, usize)> = unit
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(k, p)| match unit.fields.get(k) {
+            Some(f) => {
+                let name = &fields[f.0].name;
+                let key = name
+                    .rsplit(['.', '/', ' '])
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches("[]")
+                    .to_ascii_lowercase();
+                (key, name.matches(['.', '/']).count())
+            }
+            None => (
+                p.trim_start_matches(['"', '\\'])
+                    .split(['"', '\\'])
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_lowercase(),
+                0,
+            ),
+        })
+        .collect();
+    let names = |key: &str| IDENTITY_KEYS.contains(&key) || key.ends_with("name");
+    // The record's own names are its shallowest naming keys: a repository's `name`, not its
+    // `owner.id`; a wrapper's `data.display_name` when the record is `{kind, data: {...}}`.
+    // `type` and `kind` class a record rather than name it: they set no depth.
+    let name_depth = keys
+        .iter()
+        .filter(|(k, _)| names(k) && !matches!(k.as_str(), "type" | "kind"))
+        .map(|&(_, d)| d)
+        .min()
+        .unwrap_or(0);
+    // The one that names it best: a title or a `...name` first (what a reader calls the
+    // record), then the other naming keys in [`IDENTITY_KEYS`] order.
+    let rank_of = |key: &str| {
+        if key == "title" || key.ends_with("name") && key != "name" {
+            0
+        } else {
+            1 + IDENTITY_KEYS
+                .iter()
+                .position(|k| *k == key)
+                .unwrap_or(IDENTITY_KEYS.len())
+        }
+    };
+    let best_name = keys
+        .iter()
+        .enumerate()
+        .filter(|(_, (k, d))| {
+            *d == name_depth && names(k) && !matches!(k.as_str(), "type" | "kind")
+        })
+        .min_by_key(|(i, (k, _))| (rank_of(k), *i))
+        .map(|(i, _)| i);
     let mut scored: Vec<(f64, usize)> = unit
         .pairs
         .iter()
         .enumerate()
         .map(|(k, p)| {
-            // The pair's key: the last word of its field's name (a JSON path's last key, a
-            // column header's last word: `Site Name`, `En No`), else as the pair writes it.
-            let key = match unit.fields.get(k) {
-                Some(f) => fields[f.0]
-                    .name
-                    .rsplit(['.', '/', ' '])
-                    .next()
-                    .unwrap_or("")
-                    .trim_end_matches("[]")
-                    .to_ascii_lowercase(),
-                None => p
-                    .trim_start_matches(['"', '\\'])
-                    .split(['"', '\\'])
-                    .next()
-                    .unwrap_or("")
-                    .to_ascii_lowercase(),
-            };
+            let (key, depth) = &keys[k];
             let mut sc = 0.0;
-            // The record's own name (`name`, `full_name`, `display_name`, `id`...), not the
-            // name of an object nested in it (a repository's `owner.id`).
-            let nested = unit
-                .fields
-                .get(k)
-                .is_some_and(|f| fields[f.0].name.contains(['.', '/']));
-            if !nested && (IDENTITY_KEYS.contains(&key.as_str()) || key.ends_with("name")) {
+            if Some(k) == best_name {
+                sc += 2.0;
+            } else if names(key)
+                && (*depth == name_depth || *depth == 0 && matches!(key.as_str(), "type" | "kind"))
+            {
                 sc += 1.0;
             }
             if k == 0 {

@@ -180,6 +180,41 @@ fn a_query_word_in_most_pairs_of_a_record_does_not_pick_them() {
 }
 
 #[test]
+fn a_wrapped_record_is_shown_by_its_own_name() {
+    // `{kind, data: {...}}` listings: the record's names are one level down, and the one a
+    // reader calls it by (`display_name`, after its ids and long URLs) comes with the
+    // extreme.
+    let recs: Vec<_> = (0..40)
+        .map(|i| {
+            let mut d = serde_json::Map::new();
+            d.insert("id".into(), format!("2qh{i}x").into());
+            for k in ["header_img", "icon_img", "banner_img", "description_html"] {
+                d.insert(k.into(), format!("https://example.org/{k}/asset-{i}.png").into());
+            }
+            d.insert("name".into(), format!("t5_2qh{i}x").into());
+            d.insert("display_name".into(), format!("Sub{i}").into());
+            d.insert("subscribers".into(), (1000 * (i % 7) + i).into());
+            serde_json::json!({"kind": "t5", "data": d})
+        })
+        .collect();
+    let text = serde_json::json!({"data": {"children": recs}}).to_string();
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Json,
+        "which listing has the most subscribers?",
+    );
+    let top = c
+        .iter()
+        .find(|c| c.channel == Channel::Extreme && c.item.text.contains("\"subscribers\":6034"))
+        .unwrap_or_else(|| panic!("the largest is an extreme: {c:?}"));
+    assert!(
+        top.item.text.contains("\"display_name\":\"Sub34\""),
+        "{}",
+        top.item.text
+    );
+}
+
+#[test]
 fn a_line_quoted_whole_in_an_excerpt_of_its_neighbourhood_is_a_copy() {
     let mut seen = Seen::default();
     seen.add(&Item::line(
