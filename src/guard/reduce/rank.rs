@@ -206,16 +206,21 @@ pub fn tokenize(text: &str) -> Vec<String> {
     out
 }
 
-/// The parts of a joined word: split at `-` and `_`, and where a lower-case letter or digit
-/// is followed by an upper-case one.
+/// The parts of a joined word: split at `-` and `_`, where a lower-case letter or digit is
+/// followed by an upper-case one, and before the last capital of an acronym that starts a
+/// word (`pDBPassword` -> `p`, `DB`, `Password`; `HTTPServer` -> `HTTP`, `Server`).
 fn split_joined(t: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for piece in t.split(['-', '_']) {
         let b = piece.as_bytes();
         let mut start = 0;
         for i in 1..b.len() {
-            if b[i].is_ascii_uppercase()
-                && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit())
+            let acronym_end = b[i].is_ascii_uppercase()
+                && b[i - 1].is_ascii_uppercase()
+                && b.get(i + 1).is_some_and(|c| c.is_ascii_lowercase());
+            if acronym_end
+                || b[i].is_ascii_uppercase()
+                    && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_digit())
             {
                 out.push(&piece[start..i]);
                 start = i;
@@ -559,6 +564,10 @@ mod tests {
     fn joined_words_match_their_parts() {
         assert!(tokenize("<spotPrice>1.1</spotPrice>").contains(&stem("price")));
         assert!(tokenize("x_rate_limit").contains(&"limit".to_string()));
+        // An acronym inside a joined word ends before its last capital.
+        let t = tokenize("'pDBPassword' HTTPServer");
+        assert!(t.contains(&stem("password")) && t.contains(&"db".to_string()));
+        assert!(t.contains(&stem("server")) && t.contains(&"http".to_string()));
         let q = Query::new("how much rate limit is left?");
         assert!(q.has("ratelimit"));
         let s = bm25(
