@@ -124,6 +124,7 @@ fn benches(c: &mut Criterion) {
                         intent: Some(&r.intent),
                         input_tokens: *n,
                         bytes: t.len(),
+                        frame_tokens: 0,
                     },
                     &SummaryBudget {
                         prefill_budget: 1_500,

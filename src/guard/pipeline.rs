@@ -399,10 +399,10 @@ impl SummaryJob {
         // whichever of the two wrote it.
         let (summary, model_name) = match narrator {
             Some(n) => {
-                let s = self.summarize(counter, Some(&mut *n), deadline);
+                let s = self.summarize(counter, Some(&mut *n), deadline, "");
                 (s, Some(n.model_name()))
             }
-            None => (self.summarize(counter, None, deadline), None),
+            None => (self.summarize(counter, None, deadline, ""), None),
         };
         if summary.text.trim().is_empty() {
             let reason = summary
@@ -479,7 +479,7 @@ impl SummaryJob {
             r.tokens.output = counter.count(&r.text);
             return r;
         }
-        let summary = self.summarize(counter, None, None);
+        let summary = self.summarize(counter, None, None, header);
         if summary.text.trim().is_empty() {
             let f = self.pointer();
             let mut r = self.preview_response(header, &f, reason);
@@ -503,11 +503,14 @@ impl SummaryJob {
     }
 
     /// Runs the summary step on this job's text with the job's limits.
+    /// `header` is the line the answer puts above the sections (empty for none): with the
+    /// pointer, it is the frame the sections' cap leaves room for.
     fn summarize(
         &self,
         counter: &dyn TokenCounter,
         narrator: Option<&mut dyn Narrator>,
         deadline: Option<Instant>,
+        header: &str,
     ) -> crate::guard::summarize::Summary {
         let input = SummaryInput {
             text: &self.text,
@@ -516,6 +519,7 @@ impl SummaryJob {
             intent: self.intent.as_deref(),
             input_tokens: self.input_tokens,
             bytes: self.input_bytes,
+            frame_tokens: counter.count(header) + counter.count(&self.pointer()) + 2,
         };
         let budget = SummaryBudget {
             prefill_budget: self.limits.prefill_budget,

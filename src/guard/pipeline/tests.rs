@@ -193,6 +193,49 @@ fn large_result_is_saved_then_summarized() {
 }
 
 #[test]
+fn the_whole_result_stays_within_the_result_cap() {
+    // Lines of many templates fill every section; the answer, pointer and header included,
+    // stays within the cap with the model off and above summarize_limit.
+    let d = tempfile::tempdir().unwrap();
+    let words = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
+    ];
+    let log: String = (0..4_000)
+        .map(|i| {
+            let (a, b) = (words[i % 18], words[(i / 18) % 18]);
+            let sev = if i % 11 == 0 { "ERROR" } else { "INFO" };
+            format!(
+                "{sev} {a} {b} stage reached replica {} after {} ms on node-{}\n",
+                i * 7,
+                i * 13,
+                i % 97
+            )
+        })
+        .collect();
+    // Counts the joins too (a tokenizer's text is not the sum of its lines' counts).
+    struct JoinCounter;
+    impl TokenCounter for JoinCounter {
+        fn count(&self, text: &str) -> usize {
+            text.len().div_ceil(4) + 3 * text.matches('\n').count()
+        }
+    }
+    let cap = crate::guard::summarize::RESULT_TOKEN_CAP;
+    for limit in [None, Some(20_000)] {
+        let mut rq = req(d.path(), log.clone());
+        rq.intent = Some("which replicas on node-5 reached the golf stage?".into());
+        if let Some(l) = limit {
+            rq.limits.summarize_limit = l;
+        }
+        let r = guard(rq, Some(&JoinCounter), None).unwrap();
+        let n = JoinCounter.count(&r.text);
+        assert!(r.text.contains("Full response saved to: "), "{}", r.text);
+        assert!(n <= cap, "{n} tokens: {}", r.text);
+        assert!(n > cap * 3 / 4, "the room is used ({n} tokens): {}", r.text);
+    }
+}
+
+#[test]
 fn guard_without_model_still_answers() {
     let d = tempfile::tempdir().unwrap();
     let log = big_log(3_000);

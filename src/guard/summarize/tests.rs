@@ -36,6 +36,7 @@ fn run(text: &str, args: Option<&str>, intent: Option<&str>) -> Summary {
         intent,
         input_tokens: counter.count(&cleaned),
         bytes: text.len(),
+        frame_tokens: 0,
     };
     let budget = SummaryBudget {
         prefill_budget: 1500,
@@ -87,7 +88,7 @@ fn reduce_recall_on_corpus() {
             s.reduce_ms
         );
         assert!(
-            out_tokens <= OUTPUT_TOKEN_CAP + 60,
+            out_tokens <= OUTPUT_TOKEN_CAP,
             "{file}: {out_tokens} tokens"
         );
         if let Some(d) = &dump {
@@ -302,6 +303,7 @@ fn big_input_respects_five_percent() {
         intent: None,
         input_tokens: 30_000,
         bytes: t.len(),
+        frame_tokens: 0,
     };
     let budget = SummaryBudget {
         prefill_budget: 1500,
@@ -359,6 +361,7 @@ fn narrate(text: &str, reply: &str, deadline: Option<Instant>) -> (Summary, Scri
         intent: Some("run tests"),
         input_tokens: counter.count(text),
         bytes: text.len(),
+        frame_tokens: 0,
     };
     let budget = SummaryBudget {
         prefill_budget: 1500,

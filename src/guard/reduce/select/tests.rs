@@ -189,7 +189,10 @@ fn a_wrapped_record_is_shown_by_its_own_name() {
             let mut d = serde_json::Map::new();
             d.insert("id".into(), format!("2qh{i}x").into());
             for k in ["header_img", "icon_img", "banner_img", "description_html"] {
-                d.insert(k.into(), format!("https://example.org/{k}/asset-{i}.png").into());
+                d.insert(
+                    k.into(),
+                    format!("https://example.org/{k}/asset-{i}.png").into(),
+                );
             }
             d.insert("name".into(), format!("t5_2qh{i}x").into());
             d.insert("display_name".into(), format!("Sub{i}").into());
