@@ -86,6 +86,12 @@ impl Unit {
     /// ` … ` marks pairs left out, and the braces stand only when the record is shown whole.
     /// Falls back to [`Unit::text`] for units without pairs.
     pub fn render_pairs(&self, keep: &[usize]) -> String {
+        self.render_pairs_with(keep, &HashMap::new())
+    }
+
+    /// [`Unit::render_pairs`], with the pairs in `heads` shown as the text given there (a
+    /// long pair's head, already marked where it was cut).
+    pub fn render_pairs_with(&self, keep: &[usize], heads: &HashMap<usize, String>) -> String {
         if self.pairs.is_empty() || keep.is_empty() {
             return self.text.clone();
         }
@@ -97,7 +103,7 @@ impl Unit {
         keep.sort_unstable();
         keep.dedup();
         let mut out = String::new();
-        let whole = keep.len() == self.pairs.len();
+        let whole = keep.len() == self.pairs.len() && heads.is_empty();
         // Braces for a JSON record shown whole; rows and elements are their pairs alone.
         let braces = whole && matches!(self.pair_sep, ", " | ",");
         if braces {
@@ -108,9 +114,13 @@ impl Unit {
         let mut prev: Option<usize> = None;
         for k in keep {
             if let Some(p) = prev {
-                out.push_str(if k == p + 1 { self.joiner(p) } else { " … " });
+                out.push_str(if k == p + 1 && !heads.contains_key(&p) {
+                    self.joiner(p)
+                } else {
+                    " … "
+                });
             }
-            out.push_str(&self.pairs[k]);
+            out.push_str(heads.get(&k).unwrap_or(&self.pairs[k]));
             prev = Some(k);
         }
         if braces {

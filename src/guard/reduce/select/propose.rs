@@ -2,7 +2,7 @@
 //! rarity, extremes, position, facts) rank the units by their signals, a record shown in part by
 //! the fields that matter; the kind channel takes the kind reducer's items.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::{Cand, Channel};
 use crate::guard::reduce::rank::{bm25, tokenize, Query};
@@ -196,22 +196,58 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut keep = Vec::new();
+    let mut heads: HashMap<usize, String> = HashMap::new();
     let mut bytes = 0;
-    for (_, k) in scored {
+    for (sc, k) in scored {
         let len = unit.pairs[k].len() + 2;
         if bytes + len > FOCUS_BYTES && !keep.is_empty() {
+            // A long free-text pair that matters (its intent words, or the value that made
+            // the record rare) shows its head in the room left: a description's title.
+            let room = FOCUS_BYTES.saturating_sub(bytes);
+            if sc >= 1.5 && room >= MIN_HEAD_BYTES {
+                if let Some(h) = head_of(&unit.pairs[k], room) {
+                    bytes += h.len() + 2;
+                    heads.insert(k, h);
+                    keep.push(k);
+                }
+            }
             continue;
         }
         bytes += len;
         keep.push(k);
     }
     // A pair too long for the focus (a free-text column taken first) is cut in the middle.
-    let shown = unit.render_pairs(&keep);
+    let shown = unit.render_pairs_with(&keep, &heads);
     if shown.len() > 2 * FOCUS_BYTES {
         show_line_max(&shown, 2 * FOCUS_BYTES)
     } else {
         shown
     }
+}
+
+/// Fewest bytes of room worth showing the head of a long pair in.
+const MIN_HEAD_BYTES: usize = 48;
+
+/// The head of `pair` within `max` bytes, cut between words and marked [`CUT_MARK`]; cut
+/// before a quote the head leaves open (the quoted string would not be the input's); `None`
+/// when too little is left, or only a key (a JSON pair cut before its value's quote).
+fn head_of(pair: &str, max: usize) -> Option<String> {
+    let budget = max.saturating_sub(CUT_MARK.len() + 1);
+    let mut head = super::clip_str(pair, budget);
+    if head.len() < pair.len() {
+        if let Some(p) = head.rfind(' ') {
+            head = &head[..p];
+        }
+    }
+    for q in ['"', '`'] {
+        if head.matches(q).count() % 2 == 1 {
+            head = &head[..head.rfind(q).unwrap_or(0)];
+        }
+    }
+    // An escaped quote's backslash goes with it (`\"text` inside a JSON string).
+    let head = head.trim_end_matches(['\\', ' ']);
+    (head.len() >= MIN_HEAD_BYTES / 2 && !head.ends_with([':', '=']))
+        .then(|| format!("{head} {CUT_MARK}"))
 }
 
 /// The candidates of the generic channels: units by each signal, and the mined facts.

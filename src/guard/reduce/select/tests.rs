@@ -218,6 +218,53 @@ fn a_wrapped_record_is_shown_by_its_own_name() {
 }
 
 #[test]
+fn a_long_free_text_pair_that_matters_shows_its_head() {
+    // Pipe-separated rows whose last column is a long description: the row answering the
+    // question shows the description's head (its title), cut between words and marked.
+    let mut text = String::from("Class|No|Site Name|City Name|Description\n");
+    for i in 0..40 {
+        let (class, desc) = if i == 17 {
+            (
+                "UNUSUAL EVENT",
+                "NOTICE OF UNUSUAL EVENT DUE TO A TSUNAMI WARNING IN THE AREA",
+            )
+        } else {
+            (
+                "NON EMERGENCY",
+                "ROUTINE REPORT OF A VALVE FOUND OUT OF POSITION DURING TESTING",
+            )
+        };
+        let body = format!(
+            "\"{}\" the licensee said.",
+            "the plant is stable and the inspector was notified ".repeat(8)
+        );
+        text.push_str(&format!(
+            "{class}|{}|SITE {i}|CITY {i}|{desc}  {body}\n",
+            46600 + i
+        ));
+    }
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Lines,
+        "which events were classified as an unusual event?",
+    );
+    let row = c
+        .iter()
+        .find(|c| c.item.text.contains("TSUNAMI"))
+        .unwrap_or_else(|| panic!("the unusual row is a candidate: {c:?}"));
+    assert!(
+        row.item
+            .text
+            .contains("NOTICE OF UNUSUAL EVENT DUE TO A TSUNAMI WARNING IN THE AREA"),
+        "{}",
+        row.item.text
+    );
+    // The head stops before the quote it would leave open.
+    assert!(!row.item.text.contains("\"the plant"), "{}", row.item.text);
+    assert!(row.item.text.contains(crate::guard::reduce::CUT_MARK));
+}
+
+#[test]
 fn a_line_quoted_whole_in_an_excerpt_of_its_neighbourhood_is_a_copy() {
     let mut seen = Seen::default();
     seen.add(&Item::line(
