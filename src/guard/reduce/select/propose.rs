@@ -216,6 +216,25 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
         bytes += len;
         keep.push(k);
     }
+    // A short pair between two kept ones is kept too: the run reads as the file writes it
+    // (`"event": …, "status": …, "conclusion": "failure"`), for little more than the ` … `.
+    keep.sort_unstable();
+    let mut bridged = Vec::new();
+    for w in keep.windows(2) {
+        let k = w[0] + 1;
+        if w[1] == k + 1
+            && !heads.contains_key(&w[0])
+            && unit.pairs[k].len() <= BRIDGE_BYTES
+            && !unit.pairs[k].contains(CUT_MARK)
+        {
+            let len = unit.pairs[k].len() + 2;
+            if bytes + len <= FOCUS_BYTES + FOCUS_BYTES / 5 {
+                bytes += len;
+                bridged.push(k);
+            }
+        }
+    }
+    keep.extend(bridged);
     // A pair too long for the focus (a free-text column taken first) is cut in the middle.
     let shown = unit.render_pairs_with(&keep, &heads);
     if shown.len() > 2 * FOCUS_BYTES {
@@ -224,6 +243,9 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
         shown
     }
 }
+
+/// Longest pair (bytes) kept to join the two kept pairs around it into one run.
+const BRIDGE_BYTES: usize = 40;
 
 /// Fewest bytes of room worth showing the head of a long pair in.
 const MIN_HEAD_BYTES: usize = 48;

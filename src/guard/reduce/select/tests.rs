@@ -265,6 +265,51 @@ fn a_long_free_text_pair_that_matters_shows_its_head() {
 }
 
 #[test]
+fn a_short_pair_between_two_shown_ones_joins_them() {
+    // The failing run is shown by `event` (an intent word) and `conclusion` (its rare
+    // value): the short `run_attempt` between them comes too, so the run reads as the file has it.
+    let recs: Vec<_> = (0..30)
+        .map(|i| {
+            let mut m = serde_json::Map::new();
+            m.insert("id".into(), (2_800_000_000u64 + i).into());
+            for k in ["node_id", "check_suite_url", "jobs_url", "logs_url"] {
+                m.insert(
+                    k.into(),
+                    format!("https://api.example.org/runs/{i}/{k}/with/a/long/path").into(),
+                );
+            }
+            m.insert("event".into(), "pull_request".into());
+            m.insert("run_attempt".into(), 1.into());
+            let c = if i == 12 { "failure" } else { "success" };
+            m.insert("conclusion".into(), c.into());
+            m.insert(
+                "workflow_url".into(),
+                format!("https://api.example.org/workflows/{i}").into(),
+            );
+            serde_json::Value::Object(m)
+        })
+        .collect();
+    let text = serde_json::json!({"total_count": 30, "workflow_runs": recs}).to_string();
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Json,
+        "which pull request event run failed?",
+    );
+    let failed = c
+        .iter()
+        .find(|c| c.item.text.contains("\"conclusion\":\"failure\""))
+        .unwrap_or_else(|| panic!("the failed run is a candidate: {c:?}"));
+    assert!(
+        failed
+            .item
+            .text
+            .contains("\"event\":\"pull_request\",\"run_attempt\":1,\"conclusion\":\"failure\""),
+        "{}",
+        failed.item.text
+    );
+}
+
+#[test]
 fn a_line_quoted_whole_in_an_excerpt_of_its_neighbourhood_is_a_copy() {
     let mut seen = Seen::default();
     seen.add(&Item::line(
