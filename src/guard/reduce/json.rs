@@ -234,6 +234,9 @@ fn embedded(
     inner
 }
 
+/// Most top-level keys the `kind: json` fact lists (with their types).
+const TOP_KEYS_SHOWN: usize = 8;
+
 fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
     let starts = line_starts(text);
     let n_lines = text.lines().count();
@@ -248,11 +251,16 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
     };
     let shape = match v {
         Value::Object(m) => {
-            let ks: Vec<String> = m
+            // The first keys name the document; the rest are in the saved file (a wide
+            // object's key list would cost a tenth of the summary, and it is a MUST).
+            let mut ks: Vec<String> = m
                 .iter()
-                .take(20)
+                .take(TOP_KEYS_SHOWN)
                 .map(|(k, x)| format!("{k}: {}", type_name(x)))
                 .collect();
+            if m.len() > TOP_KEYS_SHOWN {
+                ks.push("…".into());
+            }
             format!(
                 "top-level object with {} keys ({})",
                 count(m.len()),

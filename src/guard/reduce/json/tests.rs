@@ -95,3 +95,24 @@ fn a_record_shows_what_sets_it_apart_from_its_siblings() {
     let shown = render::distinct(maps[0], 400, &few, &q);
     assert!(shown.contains("deleted"), "{shown}");
 }
+
+#[test]
+fn a_wide_documents_kind_fact_names_its_first_keys() {
+    let mut m = serde_json::Map::new();
+    for i in 0..30 {
+        m.insert(format!("key_{i:02}"), serde_json::json!(i));
+    }
+    let t = serde_json::Value::Object(m).to_string();
+    let q = Query::new("");
+    let r = reduce(&t, Kind::Json, &ctx(&q)).unwrap();
+    let kind = r
+        .items
+        .iter()
+        .find(|i| i.text.starts_with("kind: json"))
+        .expect("the kind fact");
+    assert!(kind
+        .text
+        .contains("top-level object with 30 keys (key_00: number"));
+    assert!(kind.text.contains("key_07: number, …)"), "{}", kind.text);
+    assert!(!kind.text.contains("key_08"), "{}", kind.text);
+}
