@@ -71,8 +71,20 @@ fn main() -> anyhow::Result<()> {
         }
         // WHY_GREP=word: every unit whose text has it, with its anchor and kind.
         if let Ok(g) = std::env::var("WHY_GREP") {
-            for x in u.units.iter().filter(|x| x.text.contains(&g)) {
-                println!("  unit L{} {:?} :: {}", x.line, x.kind, clip(&x.text, 160));
+            for (i, x) in u
+                .units
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x.text.contains(&g))
+            {
+                println!(
+                    "  unit L{} {:?} rel={:.2} (rank {}) :: {}",
+                    x.line,
+                    x.kind,
+                    s.rel[i],
+                    rank_of(&s.rel, i),
+                    clip(&x.text, 140)
+                );
             }
         }
         let out = dump

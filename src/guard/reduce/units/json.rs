@@ -110,6 +110,17 @@ fn flat_leaves<'a>(v: &'a Value, prefix: &str, depth: usize, max: usize, out: &m
                             }
                         }
                     }
+                    Value::Array(a) if small_object_array(a) => {
+                        for e in a {
+                            let Value::Object(o) = e else { continue };
+                            let m = o.len();
+                            for (j, (k, y)) in o.iter().enumerate() {
+                                if out.len() < max {
+                                    out.push((format!("{p}[].{k}"), y, j + 1 < m));
+                                }
+                            }
+                        }
+                    }
                     Value::Array(_) => {}
                     _ => out.push((p, x, i + 1 < n)),
                 }
@@ -120,6 +131,26 @@ fn flat_leaves<'a>(v: &'a Value, prefix: &str, depth: usize, max: usize, out: &m
         }
         _ => out.push((prefix.to_string(), v, false)),
     }
+}
+
+/// Most objects in an array of a record for their scalars to be pairs of the record.
+const SMALL_OBJECT_ARRAY: usize = 2;
+/// Most members of each of those objects.
+const SMALL_OBJECT_KEYS: usize = 6;
+
+/// An array of at most [`SMALL_OBJECT_ARRAY`] objects of at most [`SMALL_OBJECT_KEYS`]
+/// scalars each (a package's one `externalRefs` entry, a resource's two tags): part of its
+/// record, shown with it, not records of their own.
+fn small_object_array(a: &[Value]) -> bool {
+    !a.is_empty()
+        && a.len() <= SMALL_OBJECT_ARRAY
+        && a.iter().all(|e| {
+            e.as_object().is_some_and(|o| {
+                !o.is_empty()
+                    && o.len() <= SMALL_OBJECT_KEYS
+                    && o.values().all(|x| scalar(x).is_some())
+            })
+        })
 }
 
 /// Each scalar leaf as the file writes it: `"key": value` (`"key":value` when compact); long
@@ -355,7 +386,7 @@ impl<'t> JsonWalk<'t> {
             let kl = if i == 0 { line } else { self.line_of_key(k) };
             let p = format!("{path}.{k}");
             match v {
-                Value::Array(a) if a.iter().any(|e| e.is_object()) => {
+                Value::Array(a) if a.iter().any(|e| e.is_object()) && !small_object_array(a) => {
                     self.walk(b, v, &p, depth + 1)
                 }
                 Value::Array(a) if a.len() > MAX_PAIR_ARRAY && a.iter().all(Value::is_string) => {

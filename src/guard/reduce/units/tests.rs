@@ -417,3 +417,33 @@ fn a_nested_record_carries_the_outermost_records_name() {
         .filter(|x| x.context == "suites[]")
         .all(|x| x.parent.is_empty()));
 }
+
+#[test]
+fn a_records_small_list_of_objects_is_part_of_it() {
+    // A package's one external reference is shown with the package, not as a record of its
+    // own; a longer list of objects stays records.
+    let pkgs: Vec<_> = (0..6)
+        .map(|i| {
+            serde_json::json!({
+                "name": format!("pkg{i}"),
+                "externalRefs": [{"referenceLocator": format!("pkg:gem/pkg{i}@1.{i}"), "referenceType": "purl"}],
+                "files": (0..4).map(|j| serde_json::json!({"path": format!("f{j}"), "size": j})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "packages": pkgs })).unwrap();
+    let u = build(&text, Kind::Json);
+    let recs = records(&u);
+    let pkg = recs
+        .iter()
+        .find(|r| r.pairs.iter().any(|p| p == "\"name\": \"pkg3\","))
+        .expect("the package record");
+    assert!(
+        pkg.pairs
+            .contains(&"\"referenceLocator\": \"pkg:gem/pkg3@1.3\",".to_string()),
+        "{:?}",
+        pkg.pairs
+    );
+    assert!(!recs.iter().any(|r| r.context.ends_with("externalRefs[]")));
+    assert!(recs.iter().any(|r| r.context.ends_with("files[]")));
+}
