@@ -311,6 +311,18 @@ impl<'t> JsonWalk<'t> {
             Value::Array(a) => {
                 let objects = a.iter().filter(|x| x.is_object()).count();
                 let p = format!("{path}[]");
+                // A small list of objects a record already holds as pairs
+                // ([`small_object_array`]), reached again through a nested object.
+                let first_key = a
+                    .first()
+                    .and_then(Value::as_object)
+                    .and_then(|o| o.keys().next());
+                if self.in_record
+                    && small_object_array(a)
+                    && first_key.is_some_and(|k| self.covered.contains(&format!("{p}.{k}")))
+                {
+                    return;
+                }
                 // Inside a record, an array of objects is records however short (each
                 // record's copy of it is one of many).
                 let min = if self.in_record { 1 } else { MIN_RECORDS };
