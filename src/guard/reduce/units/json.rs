@@ -79,16 +79,38 @@ fn plain(v: &Value) -> String {
     }
 }
 
-/// A scalar leaf of a record: its path relative to the record, its value, and whether a comma
-/// follows it in the file (it is not the last member of its object or array; JSON writes that
-/// comma right after the value, so `"key": value,` is the file's own text).
-type Leaf<'a> = (String, &'a Value, bool);
+/// A scalar leaf of a record.
+struct Leaf<'a> {
+    /// Its path relative to the record (`data.title`, `tags[]`, `refs[].url`).
+    path: String,
+    /// Its own key as the file writes it (a key may hold dots: `app.kubernetes.io/name`).
+    key: String,
+    value: &'a Value,
+    /// Whether a comma follows it in the file (it is not the last member of its object or
+    /// array; JSON writes that comma right after the value, so `"key": value,` is the file's
+    /// own text).
+    comma: bool,
+    /// What the file writes right before its key when it is the first member of nested
+    /// objects or of a small list's first object (`"code":{`, `"author": [ { `, whitespace as
+    /// a collapsed reading of the file); empty otherwise.
+    opens: String,
+}
 
-/// Scalar leaves of an object, depth-first, at most `max`.
-fn flat_leaves<'a>(v: &'a Value, prefix: &str, depth: usize, max: usize, out: &mut Vec<Leaf<'a>>) {
+/// Scalar leaves of an object, depth-first, at most `max`; `pending` is the opener of the
+/// object `v` itself (given to its first leaf), `pretty` the document's style.
+fn flat_leaves<'a>(
+    v: &'a Value,
+    prefix: &str,
+    depth: usize,
+    max: usize,
+    out: &mut Vec<Leaf<'a>>,
+    pretty: bool,
+    pending: &str,
+) {
     if out.len() >= max || depth > 3 {
         return;
     }
+    let (sep, sp) = if pretty { ("\": ", " ") } else { ("\":", "") };
     match v {
         Value::Object(m) => {
             let n = m.len();
@@ -98,38 +120,71 @@ fn flat_leaves<'a>(v: &'a Value, prefix: &str, depth: usize, max: usize, out: &m
                 } else {
                     format!("{prefix}.{k}")
                 };
+                let before = if i == 0 { pending } else { "" };
                 match x {
-                    Value::Object(_) => flat_leaves(x, &p, depth + 1, max, out),
+                    Value::Object(_) => {
+                        let opens = format!("{before}\"{k}{sep}{{{sp}");
+                        flat_leaves(x, &p, depth + 1, max, out, pretty, &opens)
+                    }
                     Value::Array(a)
                         if a.iter().all(|e| !e.is_object() && !e.is_array())
                             && a.len() <= MAX_PAIR_ARRAY =>
                     {
                         for (j, e) in a.iter().enumerate() {
                             if out.len() < max {
-                                out.push((format!("{p}[]"), e, j + 1 < a.len()));
+                                out.push(Leaf {
+                                    path: format!("{p}[]"),
+                                    key: k.clone(),
+                                    value: e,
+                                    comma: j + 1 < a.len(),
+                                    opens: String::new(),
+                                });
                             }
                         }
                     }
                     Value::Array(a) if small_object_array(a) => {
-                        for e in a {
+                        for (ei, e) in a.iter().enumerate() {
                             let Value::Object(o) = e else { continue };
                             let m = o.len();
-                            for (j, (k, y)) in o.iter().enumerate() {
+                            for (j, (kk, y)) in o.iter().enumerate() {
                                 if out.len() < max {
-                                    out.push((format!("{p}[].{k}"), y, j + 1 < m));
+                                    let opens = if ei == 0 && j == 0 {
+                                        format!("{before}\"{k}{sep}[{sp}{{{sp}")
+                                    } else {
+                                        String::new()
+                                    };
+                                    out.push(Leaf {
+                                        path: format!("{p}[].{kk}"),
+                                        key: kk.clone(),
+                                        value: y,
+                                        comma: j + 1 < m,
+                                        opens,
+                                    });
                                 }
                             }
                         }
                     }
                     Value::Array(_) => {}
-                    _ => out.push((p, x, i + 1 < n)),
+                    _ => out.push(Leaf {
+                        path: p,
+                        key: k.clone(),
+                        value: x,
+                        comma: i + 1 < n,
+                        opens: before.to_string(),
+                    }),
                 }
                 if out.len() >= max {
                     return;
                 }
             }
         }
-        _ => out.push((prefix.to_string(), v, false)),
+        _ => out.push(Leaf {
+            path: prefix.to_string(),
+            key: prefix.rsplit('.').next().unwrap_or(prefix).to_string(),
+            value: v,
+            comma: false,
+            opens: String::new(),
+        }),
     }
 }
 
@@ -159,12 +214,16 @@ fn pairs(leaves: &[Leaf], pretty: bool) -> Vec<String> {
     let sep = if pretty { "\": " } else { "\":" };
     leaves
         .iter()
-        .map(|(k, v, comma)| {
-            let key = k.rsplit('.').next().unwrap_or(k).trim_end_matches("[]");
-            let pair = format!("\"{key}{sep}{}", scalar(v).unwrap_or_default());
+        .map(|l| {
+            let pair = format!(
+                "{}\"{}{sep}{}",
+                l.opens,
+                l.key,
+                scalar(l.value).unwrap_or_default()
+            );
             let shown = show_line_max(&pair, RECORD_SHOW_BYTES / 2);
             // The file's comma after the value, unless the value was cut.
-            if *comma && shown.len() == pair.len() {
+            if l.comma && shown.len() == pair.len() {
                 shown + ","
             } else {
                 shown
@@ -179,10 +238,9 @@ fn render_record(leaves: &[Leaf], pretty: bool) -> String {
     let sep = if pretty { "\": " } else { "\":" };
     let mut out = String::from("{");
     let mut cut = false;
-    for (i, (k, v, _)) in leaves.iter().enumerate() {
-        let Some(val) = scalar(v) else { continue };
-        let key = k.rsplit('.').next().unwrap_or(k).trim_end_matches("[]");
-        let pair = format!("\"{key}{sep}{val}");
+    for (i, l) in leaves.iter().enumerate() {
+        let Some(val) = scalar(l.value) else { continue };
+        let pair = format!("\"{}{sep}{val}", l.key);
         if out.len() + pair.len() > RECORD_SHOW_BYTES {
             // A long string value is cut outside its quotes, never inside.
             cut = true;
@@ -276,7 +334,13 @@ impl<'t> JsonWalk<'t> {
                     let leaves: Vec<Leaf> = m
                         .iter()
                         .filter(|(_, x)| scalar(x).is_some())
-                        .map(|(k, x)| (k.clone(), x, false))
+                        .map(|(k, x)| Leaf {
+                            path: k.clone(),
+                            key: k.clone(),
+                            value: x,
+                            comma: false,
+                            opens: String::new(),
+                        })
                         .collect();
                     let line = self.here();
                     b.objects
@@ -365,15 +429,15 @@ impl<'t> JsonWalk<'t> {
         // (a key whose value is nested is passed by the walk of that value, not searched again).
         let line = m.keys().next().map_or(self.here(), |k| self.line_of_key(k));
         let mut leaves = Vec::new();
-        flat_leaves(x, "", 0, MAX_LEAVES, &mut leaves);
-        for (k, _, _) in leaves.iter().filter(|(k, _, _)| k.contains('.')) {
-            self.covered.insert(format!("{path}.{k}"));
+        flat_leaves(x, "", 0, MAX_LEAVES, &mut leaves, self.pretty, "");
+        for l in leaves.iter().filter(|l| l.path.contains('.')) {
+            self.covered.insert(format!("{path}.{}", l.path));
         }
         let shown = render_record(&leaves, self.pretty);
         let u = b.push(line, shown, UnitKind::Record, path.to_string());
         let ids: Vec<(usize, String)> = leaves
             .iter()
-            .map(|(k, v, _)| (b.field(k), plain(v)))
+            .map(|l| (b.field(&l.path), plain(l.value)))
             .collect();
         b.units[u].fields = ids;
         let shown_pairs = pairs(&leaves, self.pretty);
@@ -385,7 +449,7 @@ impl<'t> JsonWalk<'t> {
                 self.outer = NAMING_KEYS.iter().find_map(|want| {
                     leaves
                         .iter()
-                        .position(|(k, _, _)| k == want)
+                        .position(|l| l.path == *want)
                         .map(|p| shown_pairs[p].clone())
                 });
             }
@@ -636,7 +700,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
         match serde_json::from_str::<Value>(l) {
             Ok(v @ Value::Object(_)) => {
                 let mut leaves = Vec::new();
-                flat_leaves(&v, "", 0, MAX_LEAVES, &mut leaves);
+                flat_leaves(&v, "", 0, MAX_LEAVES, &mut leaves, pretty, "");
                 // A line short enough is shown as it is; a long one as its leaves.
                 let shown = if l.len() <= RECORD_SHOW_BYTES {
                     keep_line(l)
@@ -646,7 +710,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                 let u = b.push(i + 1, shown, UnitKind::Record, String::new());
                 let ids: Vec<(usize, String)> = leaves
                     .iter()
-                    .map(|(k, v, _)| (b.field(k), plain(v)))
+                    .map(|l| (b.field(&l.path), plain(l.value)))
                     .collect();
                 b.units[u].fields = ids;
                 b.units[u].pairs = pairs(&leaves, pretty);

@@ -442,10 +442,54 @@ fn a_records_small_list_of_objects_is_part_of_it() {
         .expect("the package record");
     assert!(
         pkg.pairs
-            .contains(&"\"referenceLocator\": \"pkg:gem/pkg3@1.3\",".to_string()),
+            .iter()
+            .any(|p| p.ends_with("\"referenceLocator\": \"pkg:gem/pkg3@1.3\",")),
         "{:?}",
         pkg.pairs
     );
     assert!(!recs.iter().any(|r| r.context.ends_with("externalRefs[]")));
     assert!(recs.iter().any(|r| r.context.ends_with("files[]")));
+}
+
+#[test]
+fn pairs_keep_dotted_keys_and_the_files_openers() {
+    // A label key holds dots; a nested object's first member comes after its parent's key
+    // and brace, as the file writes them.
+    let recs: Vec<_> = (0..3)
+        .map(|i| {
+            serde_json::json!({
+                "name": format!("pod{i}"),
+                "app.kubernetes.io/name": "web",
+                "code": {"code": "clippy::unwrap_used", "explanation": null},
+                "author": [{"@type": "Person", "name": "Ada"}],
+            })
+        })
+        .collect();
+    let text = serde_json::json!({ "items": recs }).to_string();
+    let u = build(&text, Kind::Json);
+    let rec = records(&u)[0];
+    assert!(
+        rec.pairs
+            .contains(&"\"app.kubernetes.io/name\":\"web\",".to_string()),
+        "{:?}",
+        rec.pairs
+    );
+    assert!(
+        rec.pairs
+            .contains(&"\"code\":{\"code\":\"clippy::unwrap_used\",".to_string()),
+        "{:?}",
+        rec.pairs
+    );
+    assert!(
+        rec.pairs
+            .contains(&"\"author\":[{\"@type\":\"Person\",".to_string()),
+        "{:?}",
+        rec.pairs
+    );
+    for p in &rec.pairs {
+        assert!(
+            text.contains(p.trim_end_matches(',')),
+            "{p} is not the file's text"
+        );
+    }
 }
