@@ -45,6 +45,14 @@ static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     // word ("due to holdtimer expired error") is prose, judged by the word vocabulary.
     Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(info|debug|trace|notice|warn|warning|error|fatal|critical|severe)\s*:").unwrap()
 });
+/// A passing test's result line (DejaGnu `PASS:`, `XFAIL:`, TAP `ok 12`, pytest `PASSED`,
+/// `test x ... ok`, `✓`): its name may say "error" (`PASS: plugin error`), the test passed.
+static PASSED_VERDICT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:PASS(?:ED)?:?\s|XFAIL:\s|ok\s+\d+\b|[✓✔]\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$",
+    )
+    .unwrap()
+});
 static STRONG_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"\bstatus:? [45]\d\d\b|HTTP/\d\.\d" [45]\d\d\b|(?i:\bexception\b)|[A-Za-z]+(Exception|Error)\b|\bTraceback\b|(?i:no space left)"#).unwrap()
 });
@@ -87,6 +95,9 @@ fn word_match(re: &Regex, line: &str) -> bool {
 pub fn severity(line: &str) -> Severity {
     if line.len() > 4000 {
         return severity(crate::guard::reduce::clip_str(line, 4000));
+    }
+    if PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400)) {
+        return Severity::None;
     }
     // An explicit level near the start of a record decides, except for strong error signals
     // (HTTP 4xx/5xx, exceptions) inside INFO/DEBUG records.
@@ -187,6 +198,24 @@ mod tests {
             Severity::Error
         );
         assert_eq!(severity("compiling error_log.c"), Severity::None);
+        // A passing test's name may say error; a failing one is an error.
+        for passed in [
+            "PASS: Error when using --keep-global-symbol with --globalize-symbol",
+            "ok 12 - reports the parse error",
+            "tests/test_io.py::test_read_error PASSED                [ 40%]",
+            "test parser::rejects_bad_error_code ... ok",
+            "  ✓ throws an Error on bad input (3 ms)",
+        ] {
+            assert_eq!(severity(passed), Severity::None, "{passed}");
+        }
+        assert_eq!(
+            severity("FAIL: gas/all/err-1.s  (test for errors, line 3)"),
+            Severity::Error
+        );
+        assert_eq!(
+            severity("not ok 13 - reports the parse error"),
+            Severity::Error
+        );
         assert_eq!(
             severity("ii  command-not-found  18.04.5  all  Suggest installation"),
             Severity::None
