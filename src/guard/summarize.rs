@@ -536,6 +536,7 @@ pub fn summarize_focused(
     let mined = reduce::signals::facts(&units, &query);
     let mut cands = reduce::select::from_kind(red.items.clone(), &query);
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
+    cands.extend(reduce::select::named_keys(input.text, &query));
     let policy = reduce::select::Policy {
         asked: focus,
         asks,

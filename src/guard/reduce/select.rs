@@ -16,9 +16,11 @@ use super::{clip_str, Item, MUST};
 use crate::backend::TokenCounter;
 
 mod headers;
+mod named;
 mod propose;
 
 pub use headers::Headers;
+pub use named::named_keys;
 pub use propose::{candidates, from_kind};
 
 /// Where a candidate comes from.
@@ -159,7 +161,9 @@ impl Seen {
         if self.lines.get(&line).is_some_and(|v| {
             v.iter().any(|t| {
                 t.contains(core)
-                    || core.contains(t.as_str())
+                    // An excerpt that holds a short one taken before (a leaf of a one-line
+                    // document) still shows more.
+                    || core.contains(t.as_str()) && t.len() * 3 >= core.len()
                     || (!mine.is_empty() && mine.iter().all(|p| t.contains(p.as_str())))
                     || mine.iter().any(|p| {
                         // Two windows of one long line that overlap by 40+ bytes.
@@ -168,7 +172,9 @@ impl Seen {
                     })
                     || {
                         let theirs = pieces(t);
-                        !theirs.is_empty() && theirs.iter().all(|p| core.contains(p.as_str()))
+                        !theirs.is_empty()
+                            && theirs.iter().all(|p| core.contains(p.as_str()))
+                            && t.len() * 3 >= core.len()
                     }
             })
         }) {

@@ -102,6 +102,27 @@ fn musts_always_and_duplicates_once() {
 }
 
 #[test]
+fn an_excerpt_holding_a_short_one_of_its_line_still_shows_more() {
+    // A one-line document: a leaf of line 1 is taken first; the excerpt of line 1 that holds
+    // it and much more is no copy of it. A part holding most of a taken one is.
+    let long = "\"aws_instance\":{\"version\":1,\"block\":{\"attributes\":{\"ami\":{\"type\":\"string\",\"required\":true}";
+    let c = vec![
+        cand(Channel::Errors, 1, "\"required\":true", 2.0, None),
+        cand(Channel::Relevance, 1, long, 1.0, None),
+        cand(
+            Channel::Position,
+            1,
+            "\"type\":\"string\",\"required\":true",
+            1.0,
+            None,
+        ),
+    ];
+    let out = select(c, 400, &Bytes, &Policy::default());
+    assert!(out.iter().any(|i| i.text == long), "{out:?}");
+    assert_eq!(out.len(), 2, "{out:?}");
+}
+
+#[test]
 fn markup_alone_is_no_candidate() {
     use super::propose::markup_only;
     assert!(markup_only("</brick>"));
