@@ -21,11 +21,11 @@ use std::time::Instant;
 
 /// Most tokens of the whole returned result: the sections and what the pipeline adds around
 /// them (a header line, the saved file's pointer). Issue 17's target is <= 1,200 tokens; this
-/// stays 50 below it for a tokenizer that counts a little more than the model's own.
+/// stays 20 below it, so a pointer a few tokens longer than counted still fits.
 pub const RESULT_TOKEN_CAP: usize = 1_180;
-/// Most tokens of the returned sections when nothing is known of what goes around them
-/// ([`SummaryInput::frame_tokens`] of 0 is taken as this much short of [`RESULT_TOKEN_CAP`]:
-/// a pointer line with a short path).
+/// Most tokens of the returned sections when what goes around them is not known
+/// ([`SummaryInput::frame_tokens`] of 0): [`RESULT_TOKEN_CAP`] less about 100 tokens, the size
+/// of a pointer and a header line.
 pub const OUTPUT_TOKEN_CAP: usize = 1_080;
 /// Inputs above this many tokens get at most [`BIG_INPUT_SHARE_PCT`] percent of them (issue budget).
 pub const BIG_INPUT_TOKENS: usize = 24_000;
