@@ -22,8 +22,20 @@ const MIN_NAME: usize = 4;
 /// open, and marked [`CUT_MARK`] where cut; anchored at the key's line.
 pub fn named_keys(text: &str, q: &Query) -> Vec<Cand> {
     let mut out = Vec::new();
-    for name in q.names.iter().filter(|n| n.len() >= MIN_NAME) {
-        let hits = key_offsets(text, name);
+    let names: Vec<&String> = q.names.iter().filter(|n| n.len() >= MIN_NAME).collect();
+    if names.is_empty() {
+        return out;
+    }
+    // One ASCII-lowered copy for every name's case-insensitive search (none when the text has
+    // no capitals).
+    let bytes = text.as_bytes();
+    let hay: std::borrow::Cow<[u8]> = if bytes.iter().any(u8::is_ascii_uppercase) {
+        std::borrow::Cow::Owned(bytes.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(bytes)
+    };
+    for name in names {
+        let hits = key_offsets(text, &hay, name);
         if hits.is_empty() || hits.len() > MAX_OCCURRENCES {
             continue;
         }
@@ -53,18 +65,13 @@ const NAMED_SCORE: f64 = 2.0;
 /// `"name": {` or `[` (spaces allowed), or a line's first word followed by `:` and the line's
 /// end (YAML); more than
 /// [`MAX_OCCURRENCES`] + 1 are not searched for.
-fn key_offsets(text: &str, name: &str) -> Vec<usize> {
+/// `hay` is `text` ASCII-lowered (same offsets).
+fn key_offsets(text: &str, hay: &[u8], name: &str) -> Vec<usize> {
     let lower = name.to_ascii_lowercase();
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let finder = memchr::memmem::Finder::new(lower.as_bytes());
-    // Case-insensitive search on an ASCII-lowered copy only when the text has capitals there.
-    let hay: std::borrow::Cow<[u8]> = if bytes.iter().any(u8::is_ascii_uppercase) {
-        std::borrow::Cow::Owned(bytes.to_ascii_lowercase())
-    } else {
-        std::borrow::Cow::Borrowed(bytes)
-    };
-    for at in finder.find_iter(&hay) {
+    for at in finder.find_iter(hay) {
         let end = at + lower.len();
         let before = at.checked_sub(1).map(|i| bytes[i]);
         let after = |i: usize| bytes.get(i).copied();
@@ -105,14 +112,14 @@ fn key_offsets(text: &str, name: &str) -> Vec<usize> {
 /// `raw` with whitespace runs collapsed; when `cut`, it ends at its last member boundary (`,`
 /// or a closing bracket) before which no quote is left open, and the cut is marked.
 fn excerpt(raw: &str, cut: bool) -> String {
-    let collapsed = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let collapsed = crate::bench::score::collapse(raw);
     if !cut {
         return collapsed;
     }
     let mut keep = collapsed.as_str();
     while let Some(p) = keep.rfind([',', '}', ']']) {
         let head = &collapsed[..=p];
-        if head.matches('"').count() % 2 == 0 {
+        if head.matches('"').count().is_multiple_of(2) {
             keep = head;
             break;
         }
