@@ -133,12 +133,17 @@ struct Seen {
     /// Every text taken (with its line), to find an excerpt whose every part is already
     /// shown.
     all: Vec<(Option<usize>, String)>,
+    /// What the kind reducer's core shows of each line (a JSON event's decoded `Output`).
+    kind_lines: HashMap<usize, Vec<String>>,
 }
 
 /// Lines apart within which a line quoted whole inside an excerpt taken before (an XML
 /// element's record holding its `<title>` line) is a copy of it; a fact quoting it (a
 /// template's example line) is one wherever it is.
 const NEAR_LINES: usize = 64;
+/// Longest raw line (bytes) that the kind reducer's rendering of it stands for; a longer
+/// one (a one-line document) has more to show than the part rendered.
+const KIND_RENDERED_MAX: usize = 600;
 /// Shortest text checked for being quoted inside another excerpt.
 const MIN_QUOTED: usize = 12;
 
@@ -158,6 +163,16 @@ impl Seen {
                 .collect()
         };
         let mine = pieces(core);
+        // A line the kind reducer rendered (a JSON event's decoded output) is not quoted
+        // again as the file writes it: the reducer showed the part of it that matters.
+        if core.len() <= KIND_RENDERED_MAX
+            && self.kind_lines.get(&line).is_some_and(|v| {
+                v.iter()
+                    .any(|t| t.trim().len() >= MIN_QUOTED && core.contains(t.trim()))
+            })
+        {
+            return true;
+        }
         if self.lines.get(&line).is_some_and(|v| {
             v.iter().any(|t| {
                 t.contains(core)
@@ -204,6 +219,17 @@ impl Seen {
                 .all
                 .iter()
                 .any(|(l, t)| l.is_none_or(|l| l.abs_diff(line) <= NEAR_LINES) && t.contains(whole))
+    }
+
+    /// [`Seen::add`] for an item of the kind reducer's core.
+    fn add_kind(&mut self, it: &Item) {
+        if let Some(l) = it.line {
+            self.kind_lines
+                .entry(l)
+                .or_default()
+                .push(core(&it.text).to_string());
+        }
+        self.add(it);
     }
 
     fn add(&mut self, it: &Item) {
@@ -327,7 +353,7 @@ pub fn select_with(
         if core_used + k <= core_room && used + k <= budget {
             core_used += k;
             used += k;
-            seen.add(&c.item);
+            seen.add_kind(&c.item);
             if let Some(h) = header_of(&c.item, &seen) {
                 let hk = cost(&h);
                 if core_used + hk <= core_room && used + hk <= budget {
@@ -471,7 +497,11 @@ pub fn select_with(
                     *per_group.entry((c, g)).or_default() += 1;
                     *group_total.entry(g).or_default() += 1;
                 }
-                seen.add(&cand.item);
+                if c == Channel::Kind {
+                    seen.add_kind(&cand.item);
+                } else {
+                    seen.add(&cand.item);
+                }
                 if let Some(h) = header_of(&cand.item, &seen) {
                     let hk = cost(&h);
                     if used + hk <= budget {
@@ -546,7 +576,11 @@ pub fn select_with(
             if let Some(g) = cand.group {
                 *group_total.entry(g).or_default() += 1;
             }
-            seen.add(&cand.item);
+            if c == Channel::Kind {
+                seen.add_kind(&cand.item);
+            } else {
+                seen.add(&cand.item);
+            }
             out.push(cand.item);
         }
     }

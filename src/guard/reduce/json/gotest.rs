@@ -101,8 +101,9 @@ pub(super) fn gotest(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
             continue;
         }
         let outs = outputs.get(key).cloned().unwrap_or_default();
-        // Skip a parent test's copy of its subtests' output beyond the first lines.
+        // Every output line of a failed test, ranked below.
         for (j, (line, o)) in outs.iter().enumerate() {
+            let rank = if j + 1 == outs.len() { 0 } else { j + 1 };
             let text = if key.1.is_empty() {
                 format!("[{}] {o}", key.0)
             } else {
@@ -112,7 +113,10 @@ pub(super) fn gotest(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
                 Section::Errors,
                 *line,
                 show_line(&text),
-                140.0 - k as f64 - j as f64 * 0.5,
+                // Each failing test's verdict line (its last: `--- FAIL: name`), then its
+                // messages, the first of every test before the second of any: the list
+                // reaches the last failure.
+                140.0 - rank as f64 * 2.0 - (k as f64 * 0.01).min(1.9),
             ));
         }
         k += 1;
@@ -145,4 +149,51 @@ pub(super) fn gotest(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
             first_fail
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::reduce::rank::Query;
+
+    #[test]
+    fn every_failing_tests_verdict_ranks_above_any_tests_messages() {
+        let mut text = String::new();
+        for t in ["TestA", "TestB", "TestC"] {
+            for o in [
+                format!("=== RUN   {t}"),
+                format!("    a_test.go:10: {t} broke"),
+                format!("    a_test.go:11: more about {t}"),
+                format!("--- FAIL: {t} (0.00s)"),
+            ] {
+                text.push_str(&format!(
+                    "{{\"Action\":\"output\",\"Package\":\"p\",\"Test\":\"{t}\",\"Output\":\"{o}\\n\"}}\n"
+                ));
+            }
+            text.push_str(&format!(
+                "{{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"{t}\"}}\n"
+            ));
+        }
+        text.push_str("{\"Action\":\"fail\",\"Package\":\"p\"}\n");
+        let q = Query::new("list the failing tests");
+        let ctx = Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: 0,
+        };
+        let r = gotest(&text, &ctx).expect("go test -json");
+        let prio = |needle: &str| {
+            r.items
+                .iter()
+                .find(|i| i.text.contains(needle))
+                .map(|i| i.prio)
+                .unwrap_or_else(|| panic!("{needle} not among {:?}", r.items))
+        };
+        let last_verdict = prio("--- FAIL: TestC");
+        for t in ["TestA", "TestB"] {
+            assert!(prio(&format!("more about {t}")) < last_verdict);
+        }
+        // Then each test's first message before any test's second.
+        assert!(prio("TestC broke") > prio("more about TestA"));
+    }
 }

@@ -457,3 +457,29 @@ fn room_the_channels_leave_is_filled() {
         "{out:?}"
     );
 }
+
+#[test]
+fn a_raw_line_holding_the_kind_rendering_of_it_is_a_copy() {
+    let mut seen = Seen::default();
+    seen.add_kind(&Item::line(
+        Section::Errors,
+        253,
+        "  fails_test.go:65: failed",
+        128.0,
+    ));
+    let raw =
+        r#"{"Action":"output","Test":"TestNested/c","Output":"  fails_test.go:65: failed\n"}"#;
+    assert!(seen.has(&Item::line(Section::Evidence, 253, raw, 1.0)));
+    // Taken by another channel, the short line leaves the record that holds it new.
+    let mut other = Seen::default();
+    other.add(&Item::line(
+        Section::Errors,
+        253,
+        "  fails_test.go:65: failed",
+        1.0,
+    ));
+    assert!(!other.has(&Item::line(Section::Evidence, 253, raw, 1.0)));
+    // A one-line document has more to show than the part the reducer rendered.
+    let doc = format!("{raw} {}", "x".repeat(KIND_RENDERED_MAX));
+    assert!(!seen.has(&Item::line(Section::Evidence, 253, &doc, 1.0)));
+}
