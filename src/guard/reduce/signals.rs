@@ -315,21 +315,42 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         let tt: Vec<&str> = t.text.split(' ').collect();
         let slots = tt.iter().filter(|x| **x == "<*>").count();
         for slot in 0..slots {
-            let mut vals: Vec<(f64, usize)> = Vec::new();
+            // The slot's numbers, by the words the template's other slots hold (`# of
+            // <*> failures <*>`: the unexpected failures are one series, the expected
+            // another).
+            let mut series: std::collections::BTreeMap<Vec<String>, Vec<(f64, usize)>> =
+                std::collections::BTreeMap::new();
             for (i, unit) in u.units.iter().enumerate().filter(|(_, x)| x.template == ti) {
                 let mut k = 0;
+                let mut val = None;
+                let mut words: Vec<String> = Vec::new();
                 for (p, tok) in unit.text.split_whitespace().enumerate().take(tt.len()) {
                     if tt[p] == "<*>" {
                         if k == slot {
-                            if let Some(x) = number(tok) {
-                                vals.push((x, i));
-                            }
-                            break;
+                            val = number(tok);
+                        } else if number(tok).is_none() && !tok.chars().any(|c| c.is_ascii_digit())
+                        {
+                            words.push(tok.to_string());
                         }
                         k += 1;
                     }
                 }
+                if let Some(x) = val {
+                    series.entry(words).or_default().push((x, i));
+                }
             }
+            // Words that split the series into a few large ones (a category); ids or names
+            // unique to each line split nothing.
+            let big = series
+                .values()
+                .filter(|v| v.len() >= MIN_FIELD_UNITS)
+                .count();
+            let series: Vec<(Vec<String>, Vec<(f64, usize)>)> =
+                if series.len() >= 2 && series.len() <= MAX_SLOT_SERIES && big == series.len() {
+                    series.into_iter().collect()
+                } else {
+                    vec![(Vec::new(), series.into_values().flatten().collect())]
+                };
             let pos = tt
                 .iter()
                 .enumerate()
@@ -337,26 +358,34 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 .nth(slot)
                 .map_or(0, |(p, _)| p);
             // The label of a slot: the nearest literal token before it.
-            let label = tt[..pos]
+            let literal = tt[..pos]
                 .iter()
                 .rev()
                 .find(|x| **x != "<*>")
                 .copied()
                 .unwrap_or("value");
-            let d = Dist {
-                name: label.to_string(),
-                counts: Vec::new(),
-                n: vals.len(),
-                open: true,
-            };
-            if let Some(r) = extreme_field(label, vals, &d, q, lo, top_n, asks.ranked()) {
-                ranked.push((
-                    r.0 * 0.9,
-                    format!("{label} (in lines like L{})", t.first),
-                    r.1,
-                    None,
-                    lo,
-                ));
+            for (words, mut vals) in series {
+                vals.sort_by_key(|v| v.1);
+                let label = if words.is_empty() {
+                    literal.to_string()
+                } else {
+                    format!("{} {literal}", words.join(" "))
+                };
+                let d = Dist {
+                    name: label.clone(),
+                    counts: Vec::new(),
+                    n: vals.len(),
+                    open: true,
+                };
+                if let Some(r) = extreme_field(&label, vals, &d, q, lo, top_n, asks.ranked()) {
+                    ranked.push((
+                        r.0 * 0.9,
+                        format!("{label} (in lines like L{})", t.first),
+                        r.1,
+                        None,
+                        lo,
+                    ));
+                }
             }
         }
     }
@@ -415,6 +444,9 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
     s
 }
+
+/// Most series one template slot is split into by the words at its other slots.
+const MAX_SLOT_SERIES: usize = 4;
 
 /// Keys that name summaries, totals or verdicts.
 fn summary_key(path: &str) -> bool {

@@ -66,6 +66,29 @@ fn named_child(line: &str) -> bool {
             .is_some_and(|g| g + 1 < t.rfind("</").unwrap_or(0))
 }
 
+/// True for a banner line that titles what follows: a few words between runs of one
+/// punctuation mark (`=== gcc Summary ===`, `----- Build -----`, `*** Tests ***`) or a
+/// Markdown heading (`## Results`).
+fn is_banner(line: &str) -> bool {
+    let t = line.trim();
+    if t.len() > MAX_HEADER_BYTES {
+        return false;
+    }
+    let words = t.bytes().filter(u8::is_ascii_alphanumeric).count() >= MIN_ALNUM;
+    if let Some(rest) = t.strip_prefix("## ").or_else(|| t.strip_prefix("### ")) {
+        return words && !rest.starts_with('#');
+    }
+    let Some(c) = t.chars().next().filter(|c| "=-*#~".contains(*c)) else {
+        return false;
+    };
+    let run = |s: &str| s.chars().take_while(|x| *x == c).count();
+    let rev: String = t.chars().rev().collect();
+    words && run(t) >= 2 && run(&rev) >= 2 && t.trim_matches(c).trim() != "" && {
+        let inner = t.trim_matches(c).trim();
+        !inner.contains(c) || inner.chars().filter(|x| *x == c).count() <= 2
+    }
+}
+
 impl Headers {
     /// Headers of `text`'s lines (split on `\n`, as line anchors count them). A line's header
     /// is the outermost line above it that opens a block holding it, of at most [`MAX_BLOCK`]
@@ -126,6 +149,25 @@ impl Headers {
             if best > 0 {
                 used.insert(best);
                 parent[n - 1] = best as u32;
+            }
+        }
+        // A line in no indented block, under a banner (`=== libgomp Summary ===`, `## Tests`):
+        // the banner is its header, up to the next banner or blank-line-free MAX_BLOCK lines.
+        let mut banner = 0usize;
+        for (i, line) in lines.iter().enumerate() {
+            let n = i + 1;
+            if is_banner(line) {
+                // A banner titles; it is no line of the block above it.
+                banner = n;
+                parent[i] = 0;
+                continue;
+            }
+            if banner > 0 && n - banner > MAX_BLOCK {
+                banner = 0;
+            }
+            if banner > 0 && parent[i] == 0 && !line.trim().is_empty() {
+                used.insert(banner);
+                parent[i] = banner as u32;
             }
         }
         let text = used
@@ -229,5 +271,29 @@ mod tests {
         );
         assert!(h.header(99, &it).is_none());
         assert!(h.header(0, &it).is_none());
+    }
+
+    #[test]
+    fn a_line_under_a_banner_has_the_banner_for_header() {
+        let text = "\t\t=== gcc Summary ===\n\n# of expected passes\t310\n\
+                    # of unexpected failures\t194\n\t\t=== libgo Summary ===\n\
+                    # of unexpected failures\t200\n## Notes\nsee below\n";
+        let h = Headers::of(text);
+        let it = Item::line(Section::Evidence, 4, "x", 1.0);
+        let head = |n| h.header(n, &it).map(|i| i.text.trim().to_string());
+        assert_eq!(head(4).as_deref(), Some("=== gcc Summary ==="));
+        assert_eq!(head(6).as_deref(), Some("=== libgo Summary ==="));
+        assert_eq!(head(8).as_deref(), Some("## Notes"));
+        assert_eq!(head(5), None, "a banner has none");
+        for not in [
+            "-----",
+            "--- a/src/x.rs",
+            "== 1",
+            "# comment here",
+            "----- x ---- y ---- z ----",
+        ] {
+            assert!(!is_banner(not), "{not}");
+        }
+        assert!(is_banner("----- Build -----"));
     }
 }

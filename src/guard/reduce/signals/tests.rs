@@ -224,3 +224,32 @@ fn asked_for_both_ends_both_are_extremes() {
     };
     assert!(best("smallest") > 0.9 * best("largest"));
 }
+
+#[test]
+fn a_slot_is_ranked_within_the_words_its_template_varies() {
+    // `# of <*> failures <*>`: the expected failures are larger, the question is about the
+    // unexpected ones.
+    let mut text = String::new();
+    for i in 0..12 {
+        text.push_str(&format!("\t\t=== suite{i} Summary ===\n"));
+        text.push_str(&format!("# of expected failures\t{}\n", 4000 + i * 10));
+        text.push_str(&format!("# of unexpected failures\t{}\n", (i * 37) % 50));
+    }
+    text.push_str("# of unexpected failures\t1226\n");
+    let u = build(&text, Kind::Lines);
+    let intent = "which suite had the most unexpected failures?";
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert!(
+        u.units[best].text.contains("1226"),
+        "{}",
+        u.units[best].text
+    );
+    assert!(
+        s.ext_why[&best].contains("unexpected failures"),
+        "{:?}",
+        s.ext_why[&best]
+    );
+}
