@@ -318,7 +318,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             // The slot's numbers, by the words the template's other slots hold (`# of
             // <*> failures <*>`: the unexpected failures are one series, the expected
             // another).
-            let mut series: std::collections::BTreeMap<Vec<String>, Vec<(f64, usize)>> =
+            let mut series: std::collections::BTreeMap<Vec<String>, Series> =
                 std::collections::BTreeMap::new();
             for (i, unit) in u.units.iter().enumerate().filter(|(_, x)| x.template == ti) {
                 let mut k = 0;
@@ -345,7 +345,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 .values()
                 .filter(|v| v.len() >= MIN_FIELD_UNITS)
                 .count();
-            let series: Vec<(Vec<String>, Vec<(f64, usize)>)> =
+            let series: Vec<(Vec<String>, Series)> =
                 if series.len() >= 2 && series.len() <= MAX_SLOT_SERIES && big == series.len() {
                     series.into_iter().collect()
                 } else {
@@ -444,6 +444,9 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
     s
 }
+
+/// A numeric series: each value with its unit's index.
+type Series = Vec<(f64, usize)>;
 
 /// Most series one template slot is split into by the words at its other slots.
 const MAX_SLOT_SERIES: usize = 4;
