@@ -21,6 +21,7 @@ use super::rank::{bm25, tokenize, Query};
 use super::signal::{self, Severity};
 use super::units::{Unit, UnitKind, Units};
 
+mod chosen;
 mod extremes;
 mod fields;
 mod mining;
@@ -168,6 +169,16 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                     for k in q.names_in(v) {
                         if v.eq_ignore_ascii_case(&q.names[k]) && !ks.contains(&k) {
                             ks.push(k);
+                        }
+                    }
+                    // A one-word value the question names in another form (`domain` for
+                    // "domains").
+                    if v.len() >= 4 && v.bytes().all(|b| b.is_ascii_alphabetic()) {
+                        let st = super::rank::stem(&v.to_ascii_lowercase());
+                        for (k, n) in q.names.iter().enumerate() {
+                            if !ks.contains(&k) && n.len() >= 4 && super::rank::stem(n) == st {
+                                ks.push(k);
+                            }
                         }
                     }
                 }

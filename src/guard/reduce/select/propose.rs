@@ -417,7 +417,11 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
                 text: f.text.clone(),
                 prio: f.weight,
             },
-            channel: Channel::Facts,
+            channel: if f.answers {
+                Channel::Relevance
+            } else {
+                Channel::Facts
+            },
             score: f.weight,
             group: None,
             rel: f.weight,

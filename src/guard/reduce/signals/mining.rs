@@ -15,6 +15,9 @@ pub struct Fact {
     pub line: Option<usize>,
     /// 0..=1: how much it matters (relevance to the intent, rarity, summary-ness).
     pub weight: f64,
+    /// It lists what the question asks for (the records a value it names picks): proposed
+    /// with the units that match the intent, not with the counts.
+    pub answers: bool,
 }
 
 /// Renders a count the way the summary states counts: `×N` (a count toolsum made, never read
@@ -71,6 +74,7 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
                 ),
                 line: None,
                 weight: 0.35 + 0.4 * rel[i] + 0.25 * (t.count as f64 / n as f64),
+                answers: false,
             });
             // Counts per value of a categorical slot ("requests per endpoint").
             for m in &t.slots {
@@ -83,6 +87,7 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
                         text: format!("values in lines like L{}: {}", t.first, dist_text(&d)),
                         line: None,
                         weight: 0.3 + 0.4 * (vrel > 0.0) as u8 as f64 + 0.3 * rel[i],
+                        answers: false,
                     });
                 }
             }
@@ -124,8 +129,11 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
             text: format!("{}: {}", shown_path(&dists[i].name), dist_text(&dists[i])),
             line: None,
             weight: w,
+            answers: false,
         });
     }
+    // The records a value the question names picks, by their names.
+    out.extend(super::chosen::chosen(u, &dists, q));
     // A slot's counts that a field states already (`path=/a ×3` and `path: /a ×3`) once.
     let dup: std::collections::HashSet<usize> = slot_sigs
         .iter()
@@ -165,6 +173,7 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
                 text: format!("{}: {r}", shown_path(path)),
                 line: Some(*line),
                 weight: w,
+                answers: false,
             });
         }
     }

@@ -1,0 +1,253 @@
+//! The records a question picks by a value it names: "which *domains*" among records whose
+//! `type` is `domain`, `ip-dst`, `sha1`; "which MRs were *merged*" among `state` values
+//! `opened`, `closed`, `merged`. The answer is those records' names, and a list of them as
+//! the file writes them (`"value": "servicecdp.com"`) is what a reader needs, not the counts
+//! per value (issue 17, mechanism 3: the rare value the question is about).
+//!
+//! Nothing here knows a format: the field is any categorical field ([`Dist::categorical`]),
+//! the value any of its values that the question names (the word itself, or another form of
+//! it by [`stem`]), and the name shown the field of those records whose values differ the most
+//! (not a number, an id of hex digits or a date).
+
+use std::collections::{HashMap, HashSet};
+
+use super::mining::shown_path;
+use super::{number, Dist, Fact};
+use crate::guard::reduce::rank::{stem, Query};
+use crate::guard::reduce::show_line_max;
+use crate::guard::reduce::units::Units;
+
+/// Most records a chosen value may have: more are a listing, not a choice.
+const MAX_CHOSEN: usize = 60;
+/// Most names listed in one fact.
+const MAX_LISTED: usize = 8;
+/// Longest name shown, in bytes.
+const MAX_NAME_BYTES: usize = 100;
+/// Weight of the fact: the question names the value, so it ranks with the best mined facts.
+const WEIGHT: f64 = 0.9;
+/// Keys whose values name their records (compared with the key's last segment, lowercase).
+const NAME_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "value",
+    "summary",
+    "subject",
+    "path",
+    "file",
+    "filename",
+    "url",
+    "key",
+    "label",
+    "host",
+    "hostname",
+    "package",
+    "package_name",
+    "address",
+    "addr",
+    "username",
+];
+/// Most such facts for one input.
+const MAX_FACTS: usize = 2;
+
+/// True when the question names `value`: one of its words is the value (any case), or has its
+/// stem (`domains` names `domain`), for a one-word value of 3+ letters.
+fn named(value: &str, q: &Query) -> bool {
+    let v = value.trim().to_ascii_lowercase();
+    if v.len() < 3
+        || !v
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || c == '-' || c == '_')
+    {
+        return false;
+    }
+    let st = stem(&v);
+    // A compound value (`ip-dst`) is named by its first part too: "IPs".
+    let head = v.split(['-', '_']).next().unwrap_or(&v);
+    q.names.iter().any(|n| {
+        *n == v
+            || (n.len() >= 4 && stem(n) == st)
+            || (head.len() >= 2 && head != v && n.strip_suffix('s') == Some(head))
+    })
+}
+
+/// True for a value that names nothing a reader would look for: a number, a date or time, an
+/// id of hex digits (`5a3ce58a-6e14-...`), a boolean.
+fn is_name(v: &str) -> bool {
+    let v = v.trim().trim_matches('"');
+    if v.len() < 2 || v.len() > MAX_NAME_BYTES || number(v).is_some() {
+        return false;
+    }
+    if matches!(v, "true" | "false" | "null") {
+        return false;
+    }
+    let hex = v.chars().filter(|c| c.is_ascii_hexdigit()).count();
+    if hex >= 16 && hex * 10 >= v.len() * 8 {
+        return false;
+    }
+    // A date or time starts with a digit and holds a colon or only digits and separators.
+    !(v.starts_with(|c: char| c.is_ascii_digit())
+        && (v.contains(':') || !v.chars().any(|c| c.is_ascii_alphabetic())))
+}
+
+/// Facts listing the records picked by a value the question names, at most [`MAX_FACTS`].
+pub fn chosen(u: &Units, dists: &[Dist], q: &Query) -> Vec<Fact> {
+    let mut out = Vec::new();
+    let mut listed: HashSet<String> = HashSet::new();
+    for (f, d) in dists.iter().enumerate() {
+        if out.len() >= MAX_FACTS || !d.categorical() {
+            continue;
+        }
+        for (value, count) in &d.counts {
+            // The value picks some records: not most of them, nor too many to list.
+            if *count > MAX_CHOSEN || count * 5 > d.n * 3 || !named(value, q) {
+                continue;
+            }
+            let recs: Vec<usize> = (0..u.units.len())
+                .filter(|&i| u.units[i].fields.iter().any(|(g, v)| *g == f && v == value))
+                .collect();
+            // The field that names them: the one whose values differ the most among them.
+            let mut distinct: HashMap<usize, HashSet<&str>> = HashMap::new();
+            for &i in &recs {
+                for (g, v) in &u.units[i].fields {
+                    if *g != f && is_name(v) && !dists[*g].categorical() {
+                        distinct.entry(*g).or_default().insert(v.as_str());
+                    }
+                }
+            }
+            // A key that says "name" first, then a field of one value per record, then the
+            // most values; one value for several records names none of them.
+            let rank = |g: usize, n: usize| {
+                let name = &u.fields[g].name;
+                let own = name.rsplit(['.', '/']).next().unwrap_or(name);
+                let list = own.ends_with("[]");
+                let own = own.trim_start_matches('@').trim_end_matches("[]");
+                (
+                    NAME_KEYS.contains(&own.to_ascii_lowercase().as_str()),
+                    !list,
+                    n,
+                )
+            };
+            let Some(g) = distinct
+                .iter()
+                .filter(|(_, v)| v.len() >= 2 || recs.len() == 1)
+                .max_by(|a, b| {
+                    rank(*a.0, a.1.len())
+                        .cmp(&rank(*b.0, b.1.len()))
+                        .then(b.0.cmp(a.0))
+                })
+                .map(|(g, _)| *g)
+            else {
+                continue;
+            };
+            let mut shown: Vec<String> = Vec::new();
+            for &i in &recs {
+                let unit = &u.units[i];
+                let Some(k) = unit.fields.iter().position(|(h, _)| *h == g) else {
+                    continue;
+                };
+                // As the file writes it when the unit keeps its pairs, else the raw value.
+                let pair = unit
+                    .pairs
+                    .get(k)
+                    .map(|p| p.trim_end_matches(',').to_string())
+                    .unwrap_or_else(|| unit.fields[k].1.clone());
+                let s = format!(
+                    "{} (L{})",
+                    show_line_max(&pair, MAX_NAME_BYTES + 20),
+                    unit.line
+                );
+                if !shown.iter().any(|x| x.starts_with(&format!("{} (", pair))) {
+                    shown.push(s);
+                }
+                if shown.len() >= MAX_LISTED {
+                    break;
+                }
+            }
+            // The same records picked again by another field (`type` and `object_relation`
+            // both `domain`) are listed once.
+            if shown.is_empty() || shown.iter().all(|x| listed.contains(x)) {
+                continue;
+            }
+            listed.extend(shown.iter().cloned());
+            let more = if recs.len() > shown.len() {
+                format!("; {} records in all", recs.len())
+            } else {
+                String::new()
+            };
+            out.push(Fact {
+                text: format!(
+                    "records with {} {}, by {}: {}{more}",
+                    shown_path(&d.name),
+                    show_line_max(value, 60),
+                    shown_path(&u.fields[g].name),
+                    shown.join("; ")
+                ),
+                line: None,
+                weight: WEIGHT,
+                answers: true,
+            });
+            if out.len() >= MAX_FACTS {
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::reduce::signals::field_dists;
+    use crate::guard::reduce::units::build;
+    use crate::guard::reduce::Kind;
+
+    #[test]
+    fn the_records_a_named_value_picks_are_listed_by_their_name() {
+        let mut recs = Vec::new();
+        for i in 0..30 {
+            let (ty, v) = match i % 10 {
+                0 => ("domain", format!("c2-{i}.example.com")),
+                1 => ("ip-dst", format!("10.0.0.{i}")),
+                _ => ("sha1", format!("{:040x}", i * 7919)),
+            };
+            recs.push(serde_json::json!({
+                "id": format!("{}", 1000 + i),
+                "type": ty,
+                "uuid": format!("5a3ce58a-6e14-48ea-9746-{:012x}", i),
+                "value": v,
+            }));
+        }
+        let text = serde_json::to_string_pretty(&serde_json::json!({ "Attribute": recs })).unwrap();
+        let u = build(&text, Kind::Json);
+        let d = field_dists(&u);
+        let q = Query::new("Which C2 domains does this event contain?");
+        let f = chosen(&u, &d, &q);
+        assert_eq!(f.len(), 1, "{f:?}");
+        for i in [0, 10, 20] {
+            let pair = format!("\"value\": \"c2-{i}.example.com\"");
+            assert!(f[0].text.contains(&pair), "{}", f[0].text);
+        }
+        assert!(!f[0].text.contains("10.0.0."), "{}", f[0].text);
+        // Every quoted pair is the file's own text.
+        assert!(text.contains("\"value\": \"c2-10.example.com\""));
+        // A question that names no value picks nothing; nor does the value most records hold.
+        assert!(chosen(&u, &d, &Query::new("what does this event contain?")).is_empty());
+        assert!(chosen(&u, &d, &Query::new("list the sha1 hashes")).is_empty());
+    }
+
+    #[test]
+    fn names_are_not_numbers_dates_or_hex_ids() {
+        assert!(is_name("servicecdp.com"));
+        assert!(is_name("Quarantine failing test"));
+        assert!(is_name("3d-secure"));
+        for not in [
+            "1513940362",
+            "2019-08-20T08:15:51.244Z",
+            "5a3ce58a-6e14-48ea-9746-48f2950d210f",
+            "true",
+            "x",
+        ] {
+            assert!(!is_name(not), "{not}");
+        }
+    }
+}
