@@ -152,6 +152,15 @@ fn records(
     failing.len()
 }
 
+/// Objects anywhere in `v` that fail by their status or error fields ([`is_failure`]).
+fn failing_objects(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => a.iter().map(failing_objects).sum(),
+        Value::Object(m) => is_failure(m) as usize + m.values().map(failing_objects).sum::<usize>(),
+        _ => 0,
+    }
+}
+
 fn find_records<'a>(
     v: &'a Value,
     path: &mut Vec<String>,
@@ -454,16 +463,25 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
         next_action = format!(
             "Page or filter the saved file with jq on the records at {jq} (select on the fields you need)."
         );
+        // Records that fail deeper down (a test's results inside its suite) make the output
+        // failing too: "none failing" is said only of a document with no failing object.
+        let nested = if n_fail > 0 { 0 } else { failing_objects(v) };
         status = format!(
             "JSON with {} records at {label}{}.",
             count(arr.len()),
             if n_fail > 0 {
                 format!(", {} failing", count(n_fail))
+            } else if nested > 0 {
+                format!(
+                    ", none failing at that level; {} nested object{} failing by their status or error fields",
+                    count(nested),
+                    if nested == 1 { "" } else { "s" }
+                )
             } else {
                 ", none failing by their status or error fields".to_string()
             }
         );
-        failed = Some(n_fail > 0);
+        failed = Some(n_fail + nested > 0);
     }
     // The document itself when it is small once long strings are abbreviated.
     let whole = render(v, 3000);

@@ -116,3 +116,20 @@ fn a_wide_documents_kind_fact_names_its_first_keys() {
     assert!(kind.text.contains("key_07: number, …)"), "{}", kind.text);
     assert!(!kind.text.contains("key_08"), "{}", kind.text);
 }
+
+#[test]
+fn failures_nested_below_the_records_are_not_called_none() {
+    let suite = |name: &str, status: &str| serde_json::json!({"title": name, "specs": [{"tests": [{"results": [{"status": status}]}]}]});
+    let doc = |last: &str| {
+        serde_json::json!({"suites": [suite("a.spec.ts", "passed"), suite("b.spec.ts", "passed"), suite("c.spec.ts", last)]})
+            .to_string()
+    };
+    let q = Query::new("which tests failed?");
+    let r = reduce(&doc("failed"), Kind::Json, &ctx(&q)).expect("a JSON document");
+    assert_eq!(r.failed, Some(true), "{}", r.status);
+    assert!(r.status.contains("1 nested object failing"), "{}", r.status);
+    assert!(!r.status.contains("none failing by"), "{}", r.status);
+    let r = reduce(&doc("passed"), Kind::Json, &ctx(&q)).expect("a JSON document");
+    assert_eq!(r.failed, Some(false));
+    assert!(r.status.contains("none failing by"), "{}", r.status);
+}
