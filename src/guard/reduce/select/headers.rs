@@ -21,6 +21,9 @@ const MAX_BLOCK_ANY: usize = 2_000;
 /// `</a>`).
 const MIN_ALNUM: usize = 4;
 
+/// A header line written this many times or more, word for word, names no record.
+const MAX_SAME_HEADER: usize = 10;
+
 /// Longest header quoted, in bytes; a longer one is cut like any shown line.
 const MAX_HEADER_BYTES: usize = 200;
 
@@ -123,6 +126,16 @@ impl Headers {
         for (_, l) in stack {
             end[l] = last;
         }
+        // A header written the same way many times (`- request:` of every recorded call)
+        // names no record.
+        let mut freq: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for line in &lines {
+            let t = line.trim();
+            if !t.is_empty() && t.len() <= MAX_HEADER_BYTES {
+                *freq.entry(t).or_default() += 1;
+            }
+        }
+        let same_everywhere = |l: &str| freq.get(l.trim()).copied().unwrap_or(0) >= MAX_SAME_HEADER;
         // Pass 2: walk each line's openers outwards.
         let mut parent = vec![0u32; lines.len()];
         let mut used = std::collections::HashSet::new();
@@ -132,7 +145,7 @@ impl Headers {
             let mut p = near[n];
             while p > 0 {
                 if end[p] - p < max_block {
-                    if header_like(lines[p - 1]) {
+                    if header_like(lines[p - 1]) && !same_everywhere(lines[p - 1]) {
                         best = p;
                     } else if bare_tag(lines[p - 1])
                         && p < lines.len()
@@ -295,5 +308,21 @@ mod tests {
             assert!(!is_banner(not), "{not}");
         }
         assert!(is_banner("----- Build -----"));
+    }
+
+    #[test]
+    fn a_header_written_the_same_everywhere_names_nothing() {
+        let mut text = String::from("interactions:\n");
+        for i in 0..MAX_SAME_HEADER {
+            text.push_str(&format!(
+                "- request:\n    method: GET\n    uri: https://x/{i}\n"
+            ));
+        }
+        let h = Headers::of(&text);
+        let it = Item::line(Section::Evidence, 3, "x", 1.0);
+        assert!(h.header(3, &it).is_none(), "{:?}", h.header(3, &it));
+        // Written fewer times, it opens its records.
+        let h = Headers::of("- request:\n    method: GET\n- response:\n    code: 202\n");
+        assert_eq!(h.header(4, &it).map(|i| i.line), Some(Some(3)));
     }
 }
