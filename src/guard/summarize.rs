@@ -537,6 +537,7 @@ pub fn summarize_focused(
     let mut cands = reduce::select::from_kind(red.items.clone(), &query);
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
     cands.extend(reduce::select::named_keys(input.text, &query));
+    cands.extend(reduce::select::calls(input.text, &query));
     let policy = reduce::select::Policy {
         asked: focus,
         asks,

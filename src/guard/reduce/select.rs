@@ -15,10 +15,12 @@ use super::intent::Asks;
 use super::{clip_str, Item, MUST};
 use crate::backend::TokenCounter;
 
+mod calls;
 mod headers;
 mod named;
 mod propose;
 
+pub use calls::calls;
 pub use headers::Headers;
 pub use named::named_keys;
 pub use propose::{candidates, from_kind};
