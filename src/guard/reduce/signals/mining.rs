@@ -170,7 +170,7 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
         for (w, i) in objs.into_iter().take(4) {
             let (line, path, r) = &u.objects[i];
             out.push(Fact {
-                text: format!("{}: {r}", shown_path(path)),
+                text: object_text(path, r),
                 line: Some(*line),
                 weight: w,
                 answers: false,
@@ -178,6 +178,22 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
         }
     }
     out
+}
+
+/// A small object as a fact shows it: its path, and its own key as the file writes it before
+/// it (`… › attributes › "ami":{"type":"string","required":true}`), so key and object read as
+/// one quote of the file.
+fn object_text(path: &str, r: &str) -> String {
+    let (parent, key) = path.rsplit_once('.').unwrap_or(("", path));
+    if key.is_empty() || key.contains(['[', ']', '"']) {
+        return format!("{}: {r}", shown_path(path));
+    }
+    let sep = if r.contains("\": ") { ": " } else { ":" };
+    if parent.is_empty() {
+        format!("\"{key}\"{sep}{r}")
+    } else {
+        format!("{} › \"{key}\"{sep}{r}", shown_path(parent))
+    }
 }
 
 /// A field or object path as a fact names it: segments joined by ` › ` rather than `.` or

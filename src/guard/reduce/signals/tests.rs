@@ -127,11 +127,28 @@ fn small_summary_objects_become_facts() {
     let text = serde_json::to_string_pretty(&v).unwrap();
     let u = build(&text, Kind::Json);
     let f = facts(&u, &Query::new("how many tests failed?"));
+    // Its key as the file writes it, before it: one quote of the file.
     let stats = f
         .iter()
-        .find(|x| x.text.starts_with("stats:"))
+        .find(|x| x.text.starts_with("\"stats\": {"))
         .expect("stats shown");
     assert!(stats.text.contains("\"failures\": 1"), "{}", stats.text);
+    // Compact, and nested: the path, then the key as written.
+    let v = serde_json::json!({"schema": {"block": {"ami": {"type": "string", "required": true}}}, "tests": tests});
+    let text = serde_json::to_string(&v).unwrap();
+    let u = build(&text, Kind::Json);
+    let f = facts(&u, &Query::new("which arguments are required?"));
+    let ami = f
+        .iter()
+        .find(|x| x.text.contains("\"ami\""))
+        .expect("ami shown");
+    assert!(
+        ami.text
+            .starts_with("schema › block › \"ami\":{\"type\":\"string\",\"required\":true}"),
+        "{}",
+        ami.text
+    );
+    assert!(text.contains("\"ami\":{\"type\":\"string\",\"required\":true}"));
 }
 
 #[test]
