@@ -94,7 +94,8 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query) -> Vec<Fact> {
     let mut out = Vec::new();
     let mut listed: HashSet<String> = HashSet::new();
     for (f, d) in dists.iter().enumerate() {
-        if out.len() >= MAX_FACTS || !d.categorical() {
+        // A list's items (`features.default[]`) hold a value among others: they class no record.
+        if out.len() >= MAX_FACTS || !d.categorical() || d.name.ends_with("[]") {
             continue;
         }
         for (value, count) in &d.counts {
