@@ -280,7 +280,12 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         if signal::is_totals(text) || signal::exit_code(text).is_some() {
             v = v.max(0.9);
         }
-        if unit.kind == UnitKind::Leaf && summary_key(&unit.context) {
+        // A summary's leaf near the top (`stats.failures`, `terraform_version`), not every
+        // `version` deep in a schema.
+        if unit.kind == UnitKind::Leaf
+            && summary_key(&unit.context)
+            && unit.context.matches('.').count() < SUMMARY_DEPTH
+        {
             v = v.max(0.6);
         }
         s.sal[i] = v;
@@ -461,6 +466,9 @@ type Series = Vec<(f64, usize)>;
 
 /// Most series one template slot is split into by the words at its other slots.
 const MAX_SLOT_SERIES: usize = 4;
+
+/// Path segments below which a leaf with a summary key is no summary of the output.
+const SUMMARY_DEPTH: usize = 3;
 
 /// Keys that name summaries, totals or verdicts.
 fn summary_key(path: &str) -> bool {

@@ -270,3 +270,26 @@ fn a_slot_is_ranked_within_the_words_its_template_varies() {
         s.ext_why[&best]
     );
 }
+
+#[test]
+fn a_summary_key_deep_in_a_schema_is_no_summary() {
+    let mut res = serde_json::Map::new();
+    for i in 0..30 {
+        res.insert(
+            format!("r{i}"),
+            serde_json::json!({"block": {"version": i % 3, "attributes": {"a": {"type": "string"}}}}),
+        );
+    }
+    let v = serde_json::json!({"stats": {"failures": 1}, "schemas": {"aws": {"resources": res}}});
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    let u = build(&text, Kind::Json);
+    let s = score_q(&u, &Query::new("what is in this schema?"));
+    let sal = |needle: &str| {
+        (0..u.units.len())
+            .filter(|&i| u.units[i].text.contains(needle))
+            .map(|i| s.sal[i])
+            .fold(0.0, f64::max)
+    };
+    assert!(sal("\"failures\": 1") > 0.0);
+    assert_eq!(sal("\"version\": 2"), 0.0);
+}
