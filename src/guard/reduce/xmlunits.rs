@@ -184,8 +184,20 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
     }
     records.sort_by_key(|c| c.span.0);
     let spans: Vec<(usize, usize)> = records.iter().map(|c| c.span).collect();
+    // The outermost record holding each one, by its naming leaf (a port's host by its
+    // `<address addr="192.168.1.1" .../>`): whose record it is.
+    let mut outer: Option<(usize, Option<String>)> = None;
     for c in records {
-        record(b, text, c, &line_of);
+        let inside = outer.as_ref().is_some_and(|(end, _)| c.span.1 <= *end);
+        if !inside {
+            outer = Some((c.span.1, naming_leaf(text, c)));
+        }
+        let u = record(b, text, c, &line_of);
+        if inside {
+            if let Some((_, Some(p))) = &outer {
+                b.set_parent(u, p.clone());
+            }
+        }
         covered.push((line_of(c.span.0), line_of(c.span.1.saturating_sub(1))));
     }
     // Lines outside every record.
@@ -228,7 +240,7 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
 
 /// Adds element `c` as a record unit: its tag line and leaves as the file writes them, its
 /// attributes and leaves as fields.
-fn record(b: &mut Builder, text: &str, c: &Cand, line_of: &dyn Fn(usize) -> usize) {
+fn record(b: &mut Builder, text: &str, c: &Cand, line_of: &dyn Fn(usize) -> usize) -> usize {
     let src = &text[c.span.0..c.span.1];
     let line = line_of(c.span.0);
     let mut pairs: Vec<String> = Vec::new();
@@ -271,4 +283,28 @@ fn record(b: &mut Builder, text: &str, c: &Cand, line_of: &dyn Fn(usize) -> usiz
         }
     }
     b.set_record(u, ids, par, " ");
+    u
 }
+
+/// Leaf names (or attribute names) that say which record an element is.
+const NAMING: &[&str] = &[
+    "name", "title", "id", "address", "addr", "host", "hostname", "key", "path", "file", "url",
+    "uri", "label",
+];
+
+/// The leaf of record `c` that names it, as the file writes it: the first whose element name
+/// or one of whose attributes is a naming word ([`NAMING`]).
+fn naming_leaf(text: &str, c: &Cand) -> Option<String> {
+    let names = |n: &str| {
+        let n = n.rsplit(':').next().unwrap_or(n).to_ascii_lowercase();
+        NAMING.contains(&n.as_str())
+    };
+    c.leaves
+        .iter()
+        .find(|l| names(&l.name) || l.attrs.iter().any(|(k, _)| names(k)))
+        .map(|l| keep_line(text[l.span.0..l.span.1].trim()))
+        .filter(|t| t.len() <= MAX_NAMING_BYTES)
+}
+
+/// Longest naming leaf shown with a nested record, in bytes.
+const MAX_NAMING_BYTES: usize = 160;

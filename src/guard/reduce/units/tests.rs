@@ -493,3 +493,42 @@ fn pairs_keep_dotted_keys_and_the_files_openers() {
         );
     }
 }
+
+#[test]
+fn an_xml_record_inside_another_says_whose_it_is() {
+    // Ports inside hosts: a port is shown with its host's address.
+    let mut text = String::from("<?xml version=\"1.0\"?>\n<nmaprun>\n");
+    for h in 1..=3 {
+        text.push_str(&format!(
+            "<host><status state=\"up\"/>\n<address addr=\"10.0.0.{h}\" addrtype=\"ipv4\"/>\n<ports>\n"
+        ));
+        for p in [22, 80] {
+            text.push_str(&format!(
+                "<port protocol=\"tcp\" portid=\"{p}\"><state state=\"open\"/></port>\n"
+            ));
+        }
+        text.push_str("</ports>\n</host>\n");
+    }
+    text.push_str("</nmaprun>\n");
+    let u = build(&text, Kind::Lines);
+    let ports: Vec<&Unit> = u
+        .units
+        .iter()
+        .filter(|x| x.context.ends_with("/port"))
+        .collect();
+    assert_eq!(ports.len(), 6);
+    assert_eq!(
+        ports[0].parent,
+        "<address addr=\"10.0.0.1\" addrtype=\"ipv4\"/>"
+    );
+    assert_eq!(
+        ports[5].parent,
+        "<address addr=\"10.0.0.3\" addrtype=\"ipv4\"/>"
+    );
+    // The outermost records say nothing of a parent.
+    assert!(u
+        .units
+        .iter()
+        .filter(|x| x.context.ends_with("/host"))
+        .all(|x| x.parent.is_empty()));
+}
