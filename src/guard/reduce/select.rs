@@ -320,6 +320,11 @@ pub fn select_with(
     // examples, totals), in its order, up to a share of the budget.
     let core_share = if policy.specific_kind {
         KIND_CORE_SHARE_SPECIFIC
+    } else if policy.asks.ranked() {
+        // Asked for the largest or slowest, a generic reducer's errors are not the answer:
+        // they wait in their channel's turn with the extremes (dev 287 -> 289, holdout
+        // 144 -> 145; half the share: 288, 144).
+        KIND_CORE_SHARE * RANKED_CORE_FACTOR
     } else {
         KIND_CORE_SHARE
     };
@@ -586,6 +591,16 @@ pub fn select_with(
             out.push(cand.item);
         }
     }
+    if std::env::var_os("TOOLSUM_DEBUG_SELECT").is_some() {
+        for it in &out {
+            eprintln!(
+                "taken {:.2} L{:?} {}",
+                it.prio,
+                it.line,
+                clip_str(&it.text, 80)
+            );
+        }
+    }
     out
 }
 
@@ -599,6 +614,9 @@ const KIND_CORE_PRIO: f64 = 100.0;
 /// [`KIND_CORE_PRIO`] for a format-specific reducer, whose definitions and entries (50-99)
 /// answer questions as often as its errors.
 const KIND_CORE_PRIO_SPECIFIC: f64 = 50.0;
+/// Factor on [`KIND_CORE_SHARE`] when the intent asks for a ranking ([`Asks::ranked`]): no
+/// core taken first.
+const RANKED_CORE_FACTOR: f64 = 0.0;
 /// Share of the budget (after the musts) the kind core may take before the channels run.
 const KIND_CORE_SHARE: f64 = 0.35;
 /// [`KIND_CORE_SHARE`] for a format-specific reducer (test reports, SQL dumps, listings,

@@ -483,3 +483,44 @@ fn a_raw_line_holding_the_kind_rendering_of_it_is_a_copy() {
     let doc = format!("{raw} {}", "x".repeat(KIND_RENDERED_MAX));
     assert!(!seen.has(&Item::line(Section::Evidence, 253, &doc, 1.0)));
 }
+
+#[test]
+fn asked_for_the_slowest_a_logs_errors_do_not_come_first() {
+    let mut c = Vec::new();
+    for i in 0..20 {
+        let mut k = cand(
+            Channel::Kind,
+            i + 1,
+            &format!("ERROR connection {i} refused by the upstream server, retrying later"),
+            120.0 - i as f64,
+            None,
+        );
+        k.item.prio = 120.0 - i as f64;
+        c.push(k);
+    }
+    for i in 0..12 {
+        c.push(cand(
+            Channel::Extreme,
+            100 + i,
+            &format!("duration: {}.2 ms statement: select {i}", 1000 - i * 100),
+            1.2 - 0.01 * i as f64,
+            None,
+        ));
+    }
+    let ranked = Policy {
+        asks: Asks::of("which statements were the slowest?"),
+        ..Policy::default()
+    };
+    let slow = |out: &[Item]| out.iter().filter(|i| i.line.unwrap() >= 100).count();
+    let out = select(c.clone(), 120, &Bytes, &ranked);
+    let plain = select(c, 120, &Bytes, &Policy::default());
+    let errs = |out: &[Item]| out.iter().filter(|i| i.line.unwrap() < 100).count();
+    assert!(
+        slow(&out) > slow(&plain),
+        "{} vs {}",
+        slow(&out),
+        slow(&plain)
+    );
+    // With the errors' core taken first, 3 slow statements and 4 errors fit.
+    assert!(slow(&out) >= 4 && errs(&out) <= 3, "{out:?}");
+}
