@@ -542,6 +542,7 @@ pub fn summarize_focused(
         asked: focus,
         asks,
         specific_kind: kind.is_specific(),
+        question: input.intent.is_some_and(|i| !i.trim().is_empty()),
     };
     let headers = if kind.has_blocks() {
         reduce::select::Headers::of(input.text)

@@ -20,6 +20,9 @@ pub struct Asks {
     pub count: bool,
     /// Why something failed or what went wrong.
     pub why: bool,
+    /// Whether something worked ("did creating the label succeed?", "did the build pass?"):
+    /// its errors are the answer either way.
+    pub outcome: bool,
 }
 
 /// Words that ask for the top of a ranking.
@@ -57,6 +60,7 @@ const MOST: &[&str] = &[
 /// Words that ask for the bottom of a ranking.
 const LEAST: &[&str] = &[
     "least", "smallest", "lowest", "fastest", "shortest", "minimum", "min", "fewest", "cheapest",
+    "low", "small", "short", "fast", "cheap",
 ];
 /// Words that ask whether something out of the ordinary is there.
 const ANOMALY: &[&str] = &[
@@ -128,6 +132,18 @@ const WHY: &[&str] = &[
     "timeout",
 ];
 
+/// Words that ask whether something worked.
+const OUTCOME: &[&str] = &[
+    "succeed",
+    "success",
+    "successful",
+    "pass",
+    "passed",
+    "work",
+    "worked",
+    "status",
+];
+
 impl Asks {
     /// Reads `intent`.
     pub fn of(intent: &str) -> Self {
@@ -151,6 +167,7 @@ impl Asks {
             anomaly: has(ANOMALY),
             count: has(COUNT),
             why: has(WHY),
+            outcome: has(OUTCOME),
         }
     }
 

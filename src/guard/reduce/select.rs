@@ -256,6 +256,9 @@ pub struct Policy {
     /// The kind reducer knows this format's answers (a test report's failures, a dump's
     /// definitions), not only its errors: its core may take [`KIND_CORE_SHARE_SPECIFIC`].
     pub specific_kind: bool,
+    /// The call states a question (a non-empty intent): without one, a generic reducer's
+    /// errors are the best guess and go first.
+    pub question: bool,
 }
 
 impl Policy {
@@ -320,10 +323,13 @@ pub fn select_with(
     // examples, totals), in its order, up to a share of the budget.
     let core_share = if policy.specific_kind {
         KIND_CORE_SHARE_SPECIFIC
-    } else if policy.asks.ranked() {
-        // Asked for the largest or slowest, a generic reducer's errors are not the answer:
-        // they wait in their channel's turn with the extremes (dev 287 -> 289, holdout
-        // 144 -> 145; half the share: 288, 144).
+    } else if policy.asks.ranked() || (policy.question && !policy.asks.why && !policy.asks.outcome)
+    {
+        // Asked for the largest or slowest, or anything but what went wrong or whether it
+        // worked, a generic reducer's errors are not the answer: they wait in their
+        // channel's turn with the other channels (ranked only: dev 287 -> 289, holdout
+        // 144 -> 145; any such question: dev 290 -> 293, holdout 145). With no question
+        // they are the best guess and go first.
         KIND_CORE_SHARE * RANKED_CORE_FACTOR
     } else {
         KIND_CORE_SHARE
@@ -614,8 +620,8 @@ const KIND_CORE_PRIO: f64 = 100.0;
 /// [`KIND_CORE_PRIO`] for a format-specific reducer, whose definitions and entries (50-99)
 /// answer questions as often as its errors.
 const KIND_CORE_PRIO_SPECIFIC: f64 = 50.0;
-/// Factor on [`KIND_CORE_SHARE`] when the intent asks for a ranking ([`Asks::ranked`]): no
-/// core taken first.
+/// Factor on [`KIND_CORE_SHARE`] when the intent asks for a ranking ([`Asks::ranked`]) or
+/// anything but why something failed: no core taken first.
 const RANKED_CORE_FACTOR: f64 = 0.0;
 /// Share of the budget (after the musts) the kind core may take before the channels run.
 const KIND_CORE_SHARE: f64 = 0.35;

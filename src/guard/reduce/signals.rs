@@ -58,6 +58,8 @@ pub struct Scores {
     pub ext_hot: HashMap<usize, Vec<usize>>,
 }
 
+/// Relevance of a record picked by a value the question names ([`chosen::picked`]).
+const PICKED_REL: f64 = 0.8;
 /// Factor on the relevance of a unit that holds a word the question negates.
 const NEGATED_WEIGHT: f64 = 0.3;
 /// Templates covering at most this share of the units are rare (when the input repeats).
@@ -210,6 +212,16 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     let repetitive = repeated as f64 / n as f64;
     let max_count = u.templates.iter().map(|t| t.count).max().unwrap_or(1);
     let dists = field_dists(u);
+    // A record a value the question names picks (`Emergency Class: UNUSUAL EVENT` for
+    // "classified Unusual Event") is what the question asks about: relevant, and shown by
+    // that field.
+    for (i, f) in chosen::picked(u, &dists, q) {
+        s.rel[i] = s.rel[i].max(PICKED_REL);
+        let hot = s.hot.entry(i).or_default();
+        if !hot.contains(&f) {
+            hot.push(f);
+        }
+    }
     // A rare value matters most in a field the intent names; every record has some rare
     // value in some field.
     let field_weight: Vec<f64> = u

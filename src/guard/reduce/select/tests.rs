@@ -524,3 +524,44 @@ fn asked_for_the_slowest_a_logs_errors_do_not_come_first() {
     // With the errors' core taken first, 3 slow statements and 4 errors fit.
     assert!(slow(&out) >= 4 && errs(&out) <= 3, "{out:?}");
 }
+
+#[test]
+fn a_question_that_does_not_ask_why_takes_its_answers_before_the_errors() {
+    let mut c = Vec::new();
+    for i in 0..20 {
+        let mut k = cand(
+            Channel::Kind,
+            i + 1,
+            &format!("ERROR connection {i} refused by the upstream server, retrying later"),
+            120.0 - i as f64,
+            None,
+        );
+        k.item.prio = 120.0 - i as f64;
+        c.push(k);
+    }
+    for i in 0..12 {
+        c.push(cand(
+            Channel::Relevance,
+            100 + i,
+            &format!("site {i} declared an unusual event at 0{i}:00 after the inspection"),
+            1.0 - 0.01 * i as f64,
+            None,
+        ));
+    }
+    let asked = Policy {
+        asks: Asks::of("which sites declared an unusual event?"),
+        question: true,
+        ..Policy::default()
+    };
+    let answers = |out: &[Item]| out.iter().filter(|i| i.line.unwrap() >= 100).count();
+    let with = select(c.clone(), 400, &Bytes, &asked);
+    // No question: the errors are the best guess and come first.
+    let without = select(c, 400, &Bytes, &Policy::default());
+    assert!(
+        answers(&with) > answers(&without),
+        "{} vs {}",
+        answers(&with),
+        answers(&without)
+    );
+    assert!(without.first().unwrap().line.unwrap() < 100, "{without:?}");
+}

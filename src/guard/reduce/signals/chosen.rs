@@ -46,13 +46,21 @@ const NAME_KEYS: &[&str] = &[
     "addr",
     "username",
 ];
+/// Most words of a value the question can name word by word.
+const MAX_VALUE_WORDS: usize = 3;
 /// Most such facts for one input.
 const MAX_FACTS: usize = 2;
 
 /// True when the question names `value`: one of its words is the value (any case), or has its
 /// stem (`domains` names `domain`), for a one-word value of 3+ letters.
-fn named(value: &str, q: &Query) -> bool {
+pub(super) fn named(value: &str, q: &Query) -> bool {
     let v = value.trim().to_ascii_lowercase();
+    // A value of a few words (`UNUSUAL EVENT`, `Accepted password`) is named when the
+    // question has each of its words.
+    let words: Vec<&str> = v.split_whitespace().collect();
+    if (2..=MAX_VALUE_WORDS).contains(&words.len()) {
+        return words.iter().all(|w| named(w, q));
+    }
     if v.len() < 3
         || !v
             .chars()
@@ -89,6 +97,28 @@ fn is_name(v: &str) -> bool {
         && (v.contains(':') || !v.chars().any(|c| c.is_ascii_alphabetic())))
 }
 
+/// The records a value the question names picks (unit index, field id): a categorical field's
+/// value held by at most [`MAX_CHOSEN`] records and 60% of them, as [`chosen`] lists.
+pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (f, d) in dists.iter().enumerate() {
+        if !d.categorical() || d.name.ends_with("[]") {
+            continue;
+        }
+        for (value, count) in &d.counts {
+            if *count > MAX_CHOSEN || count * 5 > d.n * 3 || !named(value, q) {
+                continue;
+            }
+            for (i, unit) in u.units.iter().enumerate() {
+                if unit.fields.iter().any(|(g, v)| *g == f && v == value) {
+                    out.push((i, f));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Facts listing the records picked by a value the question names, at most [`MAX_FACTS`].
 pub fn chosen(u: &Units, dists: &[Dist], q: &Query) -> Vec<Fact> {
     let mut out = Vec::new();
@@ -119,7 +149,8 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query) -> Vec<Fact> {
             // most values; one value for several records names none of them.
             let rank = |g: usize, n: usize| {
                 let name = &u.fields[g].name;
-                let own = name.rsplit(['.', '/']).next().unwrap_or(name);
+                // A column header's last word: `Site Name` is a name.
+                let own = name.rsplit(['.', '/', ' ']).next().unwrap_or(name);
                 let list = own.ends_with("[]");
                 let own = own.trim_start_matches('@').trim_end_matches("[]");
                 (
@@ -234,6 +265,35 @@ mod tests {
         // A question that names no value picks nothing; nor does the value most records hold.
         assert!(chosen(&u, &d, &Query::new("what does this event contain?")).is_empty());
         assert!(chosen(&u, &d, &Query::new("list the sha1 hashes")).is_empty());
+    }
+
+    #[test]
+    fn a_value_of_a_few_words_is_named_by_each_of_them_and_picks_its_records() {
+        let q = Query::new("Which events were classified above non-emergency (Unusual Event)?");
+        assert!(named("UNUSUAL EVENT", &q));
+        assert!(!named("Power Reactor", &q));
+        assert!(!named("UNUSUAL EVENT DECLARED TODAY", &q));
+        let recs: Vec<_> = (0..30)
+            .map(|i| {
+                let class = if i % 10 == 3 {
+                    "UNUSUAL EVENT"
+                } else {
+                    "NON EMERGENCY"
+                };
+                serde_json::json!({ "site": format!("SITE {i}"), "class": class })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&recs).unwrap();
+        let u = build(&text, Kind::Json);
+        let d = field_dists(&u);
+        let picked = picked(&u, &d, &q);
+        let sites: Vec<&str> = picked
+            .iter()
+            .map(|&(i, _)| u.units[i].fields[0].1.as_str())
+            .collect();
+        assert_eq!(sites, ["SITE 3", "SITE 13", "SITE 23"], "{picked:?}");
+        let f = chosen(&u, &d, &q);
+        assert!(f[0].text.contains("\"site\": \"SITE 13\""), "{f:?}");
     }
 
     #[test]
