@@ -267,7 +267,9 @@ impl Policy {
         let a = &self.asks;
         let lookup = !(a.ranked() || a.anomaly || a.count || a.why);
         match c {
-            Channel::Extreme if a.ranked() => 3.0,
+            // The extremes are the answer to a ranking (3.0 -> 5.0: dev 293 -> 298, holdout
+            // 145 -> 146, shared 101; 8.0: 300, 147, shared 100).
+            Channel::Extreme if a.ranked() => 5.0,
             Channel::Rare if a.anomaly => 2.0,
             Channel::Facts if a.count => 1.8,
             Channel::Errors if a.why => 2.0,
@@ -385,12 +387,18 @@ pub fn select_with(
     for c in rest {
         queues.entry(c.channel).or_default().push(c);
     }
-    for q in queues.values_mut() {
+    for (ch, q) in queues.iter_mut() {
         q.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
                 .then(a.item.order.cmp(&b.item.order))
         });
+        // Asked for a ranking, the extremes keep their order: the top five of the best
+        // matching series, not the largest of every series first.
+        if *ch == Channel::Extreme && policy.asks.ranked() {
+            q.reverse();
+            continue;
+        }
         // Each template's best unit before any template's second: distinct errors (or
         // answers) first, then more of each.
         let mut rank: HashMap<usize, usize> = HashMap::new();
@@ -462,6 +470,9 @@ pub fn select_with(
         .iter()
         .map(|&c| (c, left as f64 * share(c) / total_share))
         .collect();
+    if std::env::var_os("TOOLSUM_DEBUG_SELECT").is_some() {
+        eprintln!("quota {quota:?}");
+    }
     let mut spent: HashMap<Channel, f64> = HashMap::new();
     let mut per_group: HashMap<(Channel, usize), usize> = HashMap::new();
     let mut group_total: HashMap<usize, usize> = HashMap::new();

@@ -565,3 +565,37 @@ fn a_question_that_does_not_ask_why_takes_its_answers_before_the_errors() {
     );
     assert!(without.first().unwrap().line.unwrap() < 100, "{without:?}");
 }
+
+#[test]
+fn asked_for_a_ranking_the_best_series_keeps_its_top_five_in_order() {
+    let mut c = Vec::new();
+    // The best matching series (unexpected failures) and a weaker one from other templates.
+    for i in 0..5 {
+        c.push(cand(
+            Channel::Extreme,
+            10 + i,
+            &format!("# of unexpected failures {}", 1226 - 200 * i),
+            1.0 - 0.02 * i as f64,
+            Some(1),
+        ));
+    }
+    for i in 0..5 {
+        c.push(cand(
+            Channel::Extreme,
+            100 + i,
+            &format!("FAIL: pr{i}.c line {} arg == {}", 10 + i, 30 - i),
+            0.7 - 0.02 * i as f64,
+            Some(2 + i),
+        ));
+    }
+    let ranked = Policy {
+        asks: Asks::of("which testsuite had the most unexpected failures?"),
+        question: true,
+        ..Policy::default()
+    };
+    // Room for three: without the ranking order, the weaker series's largest comes second.
+    let out = select(c, 35, &Bytes, &ranked);
+    let lines: Vec<usize> = out.iter().filter_map(|i| i.line).collect();
+    assert!(lines.len() >= 3, "{out:?}");
+    assert!(lines.iter().all(|&l| l < 100), "{out:?}");
+}
