@@ -132,7 +132,8 @@ const WHY: &[&str] = &[
     "timeout",
 ];
 
-/// Words that ask whether something worked.
+/// Words that ask whether something worked, or name a step whose outcome is the point (an
+/// agent's `_intent` is often "run the tests", "build the app").
 const OUTCOME: &[&str] = &[
     "succeed",
     "success",
@@ -142,6 +143,14 @@ const OUTCOME: &[&str] = &[
     "work",
     "worked",
     "status",
+    "run",
+    "build",
+    "test",
+    "tests",
+    "compile",
+    "install",
+    "deploy",
+    "check",
 ];
 
 impl Asks {
@@ -250,6 +259,20 @@ pub fn add_measures(q: &mut Query, intent: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_or_a_did_it_work_question_asks_for_its_outcome() {
+        for intent in [
+            "run the tests",
+            "build the app for release",
+            "did creating the label succeed?",
+        ] {
+            assert!(Asks::of(intent).outcome, "{intent}");
+        }
+        let q = Asks::of("which sites declared an unusual event?");
+        assert!(!q.outcome && !q.why);
+        assert!(Asks::of("which datastores are low on free space?").least);
+    }
 
     #[test]
     fn question_words_name_the_answer() {
