@@ -97,9 +97,11 @@ fn is_name(v: &str) -> bool {
         && (v.contains(':') || !v.chars().any(|c| c.is_ascii_alphabetic())))
 }
 
-/// The records a value the question names picks (unit index, field id): a categorical field's
-/// value held by at most [`MAX_CHOSEN`] records and 60% of them, as [`chosen`] lists.
-pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize)> {
+/// Each value the question names that picks some records, in field order: (field id, the
+/// value, the indices of the units holding it). A categorical field's value held by at most
+/// [`MAX_CHOSEN`] records and 60% of them; a list's items (`features.default[]`) hold a value
+/// among others and class no record.
+fn picks<'a>(u: &Units, dists: &'a [Dist], q: &Query) -> Vec<(usize, &'a str, Vec<usize>)> {
     let mut out = Vec::new();
     for (f, d) in dists.iter().enumerate() {
         if !d.categorical() || d.name.ends_with("[]") {
@@ -109,118 +111,113 @@ pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize)> {
             if *count > MAX_CHOSEN || count * 5 > d.n * 3 || !named(value, q) {
                 continue;
             }
-            for (i, unit) in u.units.iter().enumerate() {
-                if unit.fields.iter().any(|(g, v)| *g == f && v == value) {
-                    out.push((i, f));
-                }
-            }
+            let recs: Vec<usize> = (0..u.units.len())
+                .filter(|&i| u.units[i].fields.iter().any(|(g, v)| *g == f && v == value))
+                .collect();
+            out.push((f, value.as_str(), recs));
         }
     }
     out
+}
+
+/// The records a value the question names picks (unit index, field id), as [`chosen`] lists.
+pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize)> {
+    picks(u, dists, q)
+        .into_iter()
+        .flat_map(|(f, _, recs)| recs.into_iter().map(move |i| (i, f)))
+        .collect()
 }
 
 /// Facts listing the records picked by a value the question names, at most [`MAX_FACTS`].
 pub fn chosen(u: &Units, dists: &[Dist], q: &Query) -> Vec<Fact> {
     let mut out = Vec::new();
     let mut listed: HashSet<String> = HashSet::new();
-    for (f, d) in dists.iter().enumerate() {
-        // A list's items (`features.default[]`) hold a value among others: they class no record.
-        if out.len() >= MAX_FACTS || !d.categorical() || d.name.ends_with("[]") {
-            continue;
+    for (f, value, recs) in picks(u, dists, q) {
+        let d = &dists[f];
+        // The field that names them: the one whose values differ the most among them.
+        let mut distinct: HashMap<usize, HashSet<&str>> = HashMap::new();
+        for &i in &recs {
+            for (g, v) in &u.units[i].fields {
+                if *g != f && is_name(v) && !dists[*g].categorical() {
+                    distinct.entry(*g).or_default().insert(v.as_str());
+                }
+            }
         }
-        for (value, count) in &d.counts {
-            // The value picks some records: not most of them, nor too many to list.
-            if *count > MAX_CHOSEN || count * 5 > d.n * 3 || !named(value, q) {
-                continue;
-            }
-            let recs: Vec<usize> = (0..u.units.len())
-                .filter(|&i| u.units[i].fields.iter().any(|(g, v)| *g == f && v == value))
-                .collect();
-            // The field that names them: the one whose values differ the most among them.
-            let mut distinct: HashMap<usize, HashSet<&str>> = HashMap::new();
-            for &i in &recs {
-                for (g, v) in &u.units[i].fields {
-                    if *g != f && is_name(v) && !dists[*g].categorical() {
-                        distinct.entry(*g).or_default().insert(v.as_str());
-                    }
-                }
-            }
-            // A key that says "name" first, then a field of one value per record, then the
-            // most values; one value for several records names none of them.
-            let rank = |g: usize, n: usize| {
-                let name = &u.fields[g].name;
-                // A column header's last word: `Site Name` is a name.
-                let own = name.rsplit(['.', '/', ' ']).next().unwrap_or(name);
-                let list = own.ends_with("[]");
-                let own = own.trim_start_matches('@').trim_end_matches("[]");
-                (
-                    NAME_KEYS.contains(&own.to_ascii_lowercase().as_str()),
-                    !list,
-                    n,
-                )
-            };
-            let Some(g) = distinct
-                .iter()
-                .filter(|(_, v)| v.len() >= 2 || recs.len() == 1)
-                .max_by(|a, b| {
-                    rank(*a.0, a.1.len())
-                        .cmp(&rank(*b.0, b.1.len()))
-                        .then(b.0.cmp(a.0))
-                })
-                .map(|(g, _)| *g)
-            else {
+        // A key that says "name" first, then a field of one value per record, then the
+        // most values; one value for several records names none of them.
+        let rank = |g: usize, n: usize| {
+            let name = &u.fields[g].name;
+            // A column header's last word: `Site Name` is a name.
+            let own = name.rsplit(['.', '/', ' ']).next().unwrap_or(name);
+            let list = own.ends_with("[]");
+            let own = own.trim_start_matches('@').trim_end_matches("[]");
+            (
+                NAME_KEYS.contains(&own.to_ascii_lowercase().as_str()),
+                !list,
+                n,
+            )
+        };
+        let Some(g) = distinct
+            .iter()
+            .filter(|(_, v)| v.len() >= 2 || recs.len() == 1)
+            .max_by(|a, b| {
+                rank(*a.0, a.1.len())
+                    .cmp(&rank(*b.0, b.1.len()))
+                    .then(b.0.cmp(a.0))
+            })
+            .map(|(g, _)| *g)
+        else {
+            continue;
+        };
+        let mut shown: Vec<String> = Vec::new();
+        for &i in &recs {
+            let unit = &u.units[i];
+            let Some(k) = unit.fields.iter().position(|(h, _)| *h == g) else {
                 continue;
             };
-            let mut shown: Vec<String> = Vec::new();
-            for &i in &recs {
-                let unit = &u.units[i];
-                let Some(k) = unit.fields.iter().position(|(h, _)| *h == g) else {
-                    continue;
-                };
-                // As the file writes it when the unit keeps its pairs, else the raw value.
-                let pair = unit
-                    .pairs
-                    .get(k)
-                    .map(|p| p.trim_end_matches(',').to_string())
-                    .unwrap_or_else(|| unit.fields[k].1.clone());
-                let s = format!(
-                    "{} (L{})",
-                    show_line_max(&pair, MAX_NAME_BYTES + 20),
-                    unit.line
-                );
-                if !shown.iter().any(|x| x.starts_with(&format!("{} (", pair))) {
-                    shown.push(s);
-                }
-                if shown.len() >= MAX_LISTED {
-                    break;
-                }
+            // As the file writes it when the unit keeps its pairs, else the raw value.
+            let pair = unit
+                .pairs
+                .get(k)
+                .map(|p| p.trim_end_matches(',').to_string())
+                .unwrap_or_else(|| unit.fields[k].1.clone());
+            let s = format!(
+                "{} (L{})",
+                show_line_max(&pair, MAX_NAME_BYTES + 20),
+                unit.line
+            );
+            if !shown.iter().any(|x| x.starts_with(&format!("{} (", pair))) {
+                shown.push(s);
             }
-            // The same records picked again by another field (`type` and `object_relation`
-            // both `domain`) are listed once.
-            if shown.is_empty() || shown.iter().all(|x| listed.contains(x)) {
-                continue;
-            }
-            listed.extend(shown.iter().cloned());
-            let more = if recs.len() > shown.len() {
-                format!("; {} records in all", recs.len())
-            } else {
-                String::new()
-            };
-            out.push(Fact {
-                text: format!(
-                    "records with {} {}, by {}: {}{more}",
-                    shown_path(&d.name),
-                    show_line_max(value, 60),
-                    shown_path(&u.fields[g].name),
-                    shown.join("; ")
-                ),
-                line: None,
-                weight: WEIGHT,
-                answers: true,
-            });
-            if out.len() >= MAX_FACTS {
+            if shown.len() >= MAX_LISTED {
                 break;
             }
+        }
+        // The same records picked again by another field (`type` and `object_relation`
+        // both `domain`) are listed once.
+        if shown.is_empty() || shown.iter().all(|x| listed.contains(x)) {
+            continue;
+        }
+        listed.extend(shown.iter().cloned());
+        let more = if recs.len() > shown.len() {
+            format!("; {} records in all", recs.len())
+        } else {
+            String::new()
+        };
+        out.push(Fact {
+            text: format!(
+                "records with {} {}, by {}: {}{more}",
+                shown_path(&d.name),
+                show_line_max(value, 60),
+                shown_path(&u.fields[g].name),
+                shown.join("; ")
+            ),
+            line: None,
+            weight: WEIGHT,
+            answers: true,
+        });
+        if out.len() >= MAX_FACTS {
+            break;
         }
     }
     out
