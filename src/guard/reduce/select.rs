@@ -330,9 +330,9 @@ pub fn select_with(
         // Asked for the largest or slowest, or anything but what went wrong or whether it
         // worked, a generic reducer's errors are not the answer: they wait in their
         // channel's turn with the other channels (ranked only: dev 287 -> 289, holdout
-        // 144 -> 145; any such question: dev 290 -> 293, holdout 145). With no question
-        // they are the best guess and go first.
-        KIND_CORE_SHARE * RANKED_CORE_FACTOR
+        // 144 -> 145; any such question: dev 290 -> 293, holdout 145; half the share
+        // instead of none: 288, 144). With no question they are the best guess and go first.
+        0.0
     } else {
         KIND_CORE_SHARE
     };
@@ -631,9 +631,6 @@ const KIND_CORE_PRIO: f64 = 100.0;
 /// [`KIND_CORE_PRIO`] for a format-specific reducer, whose definitions and entries (50-99)
 /// answer questions as often as its errors.
 const KIND_CORE_PRIO_SPECIFIC: f64 = 50.0;
-/// Factor on [`KIND_CORE_SHARE`] when the intent asks for a ranking ([`Asks::ranked`]) or
-/// anything but why something failed: no core taken first.
-const RANKED_CORE_FACTOR: f64 = 0.0;
 /// Share of the budget (after the musts) the kind core may take before the channels run.
 const KIND_CORE_SHARE: f64 = 0.35;
 /// [`KIND_CORE_SHARE`] for a format-specific reducer (test reports, SQL dumps, listings,

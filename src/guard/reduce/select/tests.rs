@@ -484,20 +484,24 @@ fn a_raw_line_holding_the_kind_rendering_of_it_is_a_copy() {
     assert!(!seen.has(&Item::line(Section::Evidence, 253, &doc, 1.0)));
 }
 
+/// A generic log reducer's core: 20 error lines (L1-L20) at the kind's priorities.
+fn log_errors_core() -> Vec<Cand> {
+    (0..20)
+        .map(|i| {
+            cand(
+                Channel::Kind,
+                i + 1,
+                &format!("ERROR connection {i} refused by the upstream server, retrying later"),
+                120.0 - i as f64,
+                None,
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn asked_for_the_slowest_a_logs_errors_do_not_come_first() {
-    let mut c = Vec::new();
-    for i in 0..20 {
-        let mut k = cand(
-            Channel::Kind,
-            i + 1,
-            &format!("ERROR connection {i} refused by the upstream server, retrying later"),
-            120.0 - i as f64,
-            None,
-        );
-        k.item.prio = 120.0 - i as f64;
-        c.push(k);
-    }
+    let mut c = log_errors_core();
     for i in 0..12 {
         c.push(cand(
             Channel::Extreme,
@@ -527,18 +531,7 @@ fn asked_for_the_slowest_a_logs_errors_do_not_come_first() {
 
 #[test]
 fn a_question_that_does_not_ask_why_takes_its_answers_before_the_errors() {
-    let mut c = Vec::new();
-    for i in 0..20 {
-        let mut k = cand(
-            Channel::Kind,
-            i + 1,
-            &format!("ERROR connection {i} refused by the upstream server, retrying later"),
-            120.0 - i as f64,
-            None,
-        );
-        k.item.prio = 120.0 - i as f64;
-        c.push(k);
-    }
+    let mut c = log_errors_core();
     for i in 0..12 {
         c.push(cand(
             Channel::Relevance,
