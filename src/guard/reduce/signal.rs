@@ -16,8 +16,11 @@ pub enum Severity {
 }
 
 static LEVEL_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(ERROR|FATAL|CRITICAL|SEVERE|PANIC|EMERG|ALERT|FAIL|FAILED|FAILURE|Error|Fatal|Exception|Traceback)\b|[A-Za-z]+(Exception|Error)\b|\[(error|crit|alert|emerg)\]|level=(error|fatal|critical)|##\[error\]").unwrap()
+    Regex::new(r"\b(ERROR|FATAL|CRITICAL|SEVERE|PANIC|EMERG|ALERT|FAIL|FAILED|FAILURE|Error|Fatal|Exception|Traceback)\b|\[(error|crit|alert|emerg)\]|level=(error|fatal|critical)|##\[error\]").unwrap()
 });
+/// A class of error or exception (`ValueError`, `java.io.IOException`).
+static NAMED_ERROR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[A-Za-z]+(Exception|Error)\b").unwrap());
 static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
 });
@@ -45,16 +48,16 @@ static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     // word ("due to holdtimer expired error") is prose, judged by the word vocabulary.
     Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(info|debug|trace|notice|warn|warning|error|fatal|critical|severe)\s*:").unwrap()
 });
-/// A passing test's result line (DejaGnu `PASS:`, `XFAIL:`, TAP `ok 12`, pytest `PASSED`,
+/// A passing test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP `ok 12`, pytest `PASSED`,
 /// `test x ... ok`, `✓`): its name may say "error" (`PASS: plugin error`), the test passed.
 static PASSED_VERDICT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^\s*(?:PASS(?:ED)?:?\s|XFAIL:\s|ok\s+\d+\b|[✓✔]\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$",
+        r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|ok\s+\d+\b|[✓✔]\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$",
     )
     .unwrap()
 });
 static STRONG_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"\bstatus:? [45]\d\d\b|HTTP/\d\.\d" [45]\d\d\b|(?i:\bexception\b)|[A-Za-z]+(Exception|Error)\b|\bTraceback\b|(?i:no space left)"#).unwrap()
+    Regex::new(r#"\bstatus:? [45]\d\d\b|HTTP/\d\.\d" [45]\d\d\b|(?i:\bexception\b)|\bTraceback\b|(?i:no space left)"#).unwrap()
 });
 static TEST_FRAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)[\w/.$-]*(test|spec)[\w.$-]*\.\w+:\d+").unwrap());
@@ -91,6 +94,22 @@ fn word_match(re: &Regex, line: &str) -> bool {
     })
 }
 
+/// True when the line names a class of error (`ValueError: bad`, `java.io.IOException`), not
+/// a file or path that has such a name (`CheckError.java`, `java/lang/AssertionError/Cause.java`):
+/// a match after `/` or before `/` or `.` and a letter or digit is part of a path.
+fn named_error(line: &str) -> bool {
+    let b = line.as_bytes();
+    NAMED_ERROR.find_iter(line).any(|m| {
+        let before = m.start() > 0 && b[m.start() - 1] == b'/';
+        let after = match b.get(m.end()) {
+            Some(b'/') => true,
+            Some(b'.') => b.get(m.end() + 1).is_some_and(|c| c.is_ascii_alphanumeric()),
+            _ => false,
+        };
+        !before && !after
+    })
+}
+
 /// The severity of one line. Zero counts ("errors=0", "0 failed") are not errors.
 pub fn severity(line: &str) -> Severity {
     if line.len() > 4000 {
@@ -108,7 +127,8 @@ pub fn severity(line: &str) -> Severity {
         return match lv.as_str() {
             "WARN" | "WARNING" => Severity::Warn,
             "INFO" | "DEBUG" | "TRACE" | "NOTICE" => {
-                if STRONG_ERROR.is_match(line) && !ZERO_COUNT.is_match(line) {
+                if (STRONG_ERROR.is_match(line) || named_error(line)) && !ZERO_COUNT.is_match(line)
+                {
                     Severity::Error
                 } else {
                     Severity::None
@@ -117,11 +137,14 @@ pub fn severity(line: &str) -> Severity {
             _ => Severity::Error,
         };
     }
-    let err = LEVEL_ERROR.is_match(line) || word_match(&WORD_ERROR, line);
+    let err = LEVEL_ERROR.is_match(line) || named_error(line) || word_match(&WORD_ERROR, line);
     if err {
         // "errors=0, failed: 0" alone is a clean report, not an error.
         let stripped = ZERO_COUNT.replace_all(line, "");
-        if LEVEL_ERROR.is_match(&stripped) || word_match(&WORD_ERROR, &stripped) {
+        if LEVEL_ERROR.is_match(&stripped)
+            || named_error(&stripped)
+            || word_match(&WORD_ERROR, &stripped)
+        {
             return Severity::Error;
         }
     }
@@ -226,6 +249,25 @@ mod tests {
             Severity::None
         );
         assert_eq!(severity("Error: not found."), Severity::Error);
+        // A class of error is an error; a file or path named after one is not.
+        assert_eq!(severity("raise ValueError(\"bad\")"), Severity::Error);
+        assert_eq!(
+            severity("Caused by: java.io.IOException: closed"),
+            Severity::Error
+        );
+        assert_eq!(severity("Running CheckError.java"), Severity::None);
+        assert_eq!(
+            severity("Compiling java/lang/AssertionError/Cause.java"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("Passed: java/io/PrintStream/CheckError.java"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("FAILED: java/net/MulticastSocket/Test.java"),
+            Severity::Error
+        );
         // Zero counts with words between, and a counter named before its zero.
         assert_eq!(
             severity("  0 input errors, 0 CRC, 0 frame, 0 ignored"),
