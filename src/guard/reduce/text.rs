@@ -154,9 +154,24 @@ pub fn normalise(scores: &[f64]) -> Vec<f64> {
     scores.iter().map(|s| s / max).collect()
 }
 
+/// The indentation (bytes) of a line that starts with a one-word label and a colon
+/// (`FAILED: a/b.java`, `Passed: c.java`, `Error:  x`), the shape of one result in a list.
+fn labelled(line: &str) -> Option<usize> {
+    let body = line.trim_start();
+    let (label, rest) = body.split_once(':')?;
+    let word = !label.is_empty()
+        && label.len() <= 24
+        && label.starts_with(|c: char| c.is_ascii_alphabetic())
+        && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    (word && rest.starts_with([' ', '\t'])).then_some(line.len() - body.len())
+}
+
 /// Lines following an error line worth showing with it: continuation lines, "Caused by", and the
-/// first project (non-framework) stack frames. Returns 0-based indices.
+/// first project (non-framework) stack frames. Returns 0-based indices. A line of the error
+/// line's own labelled shape at its indentation (`Passed: b.java` after `FAILED: a.java`) is
+/// the list's next result, not this one's context, and ends it.
 pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> bool) -> Vec<usize> {
+    let sibling_at = labelled(lines[idx]);
     let mut out = Vec::new();
     let mut project_frames = 0;
     let mut plain = 0;
@@ -183,6 +198,8 @@ pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> b
         } else if signal::is_caused_by(l) {
             out.push(j);
             project_frames = 0;
+        } else if sibling_at.is_some() && labelled(l) == sibling_at {
+            break;
         } else if plain < 3 && j <= idx + 6 && !is_record_start(l) {
             out.push(j);
             plain += 1;
@@ -592,6 +609,26 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
 mod tests {
     use super::*;
     use crate::guard::reduce::rank::Query;
+
+    #[test]
+    fn the_next_result_of_a_list_is_not_an_error_lines_context() {
+        let never = |_: usize| false;
+        let list = [
+            "FAILED: net/Test.java",
+            "Passed: net/RST.java",
+            "Passed: net/Other.java",
+        ];
+        assert!(context_after(&list, 0, &never).is_empty());
+        // A continuation of the error (indented, or not of the labelled shape) is context.
+        let cont = [
+            "Error: cannot bind port 80",
+            "  reason: permission denied",
+            "while starting the listener",
+        ];
+        assert_eq!(context_after(&cont, 0, &never), [1, 2]);
+        assert_eq!(labelled("  Passed: a.java"), Some(2));
+        assert_eq!(labelled("src/a.rs:3: error"), None);
+    }
 
     #[test]
     fn mines_templates_and_keeps_errors() {
