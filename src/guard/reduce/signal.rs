@@ -103,7 +103,9 @@ fn named_error(line: &str) -> bool {
         let before = m.start() > 0 && b[m.start() - 1] == b'/';
         let after = match b.get(m.end()) {
             Some(b'/') => true,
-            Some(b'.') => b.get(m.end() + 1).is_some_and(|c| c.is_ascii_alphanumeric()),
+            Some(b'.') => b
+                .get(m.end() + 1)
+                .is_some_and(|c| c.is_ascii_alphanumeric()),
             _ => false,
         };
         !before && !after

@@ -162,7 +162,9 @@ fn labelled(line: &str) -> Option<usize> {
     let word = !label.is_empty()
         && label.len() <= 24
         && label.starts_with(|c: char| c.is_ascii_alphabetic())
-        && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     (word && rest.starts_with([' ', '\t'])).then_some(line.len() - body.len())
 }
 

@@ -97,24 +97,44 @@ fn is_name(v: &str) -> bool {
         && (v.contains(':') || !v.chars().any(|c| c.is_ascii_alphabetic())))
 }
 
+/// True when the question negates `value` ("neighbors that are *not Established*", "steps that
+/// did *not pass*" for `passed`): a one-word value whose stem is one of [`Query::negated`].
+fn negated(value: &str, q: &Query) -> bool {
+    let v = value.trim().to_ascii_lowercase();
+    v.len() >= 3 && v.chars().all(|c| c.is_ascii_alphabetic()) && q.negated.contains(&stem(&v))
+}
+
 /// Each value the question names that picks some records, in field order: (field id, the
-/// value, the indices of the units holding it). A categorical field's value held by at most
-/// [`MAX_CHOSEN`] records and 60% of them; a list's items (`features.default[]`) hold a value
-/// among others and class no record.
-fn picks<'a>(u: &Units, dists: &'a [Dist], q: &Query) -> Vec<(usize, &'a str, Vec<usize>)> {
+/// value as the fact shows it, the indices of the units holding it). A categorical field's
+/// value held by at most [`MAX_CHOSEN`] records and 60% of them; a list's items
+/// (`features.default[]`) hold a value among others and class no record. A value the
+/// question negates picks the records with any other value of its field, when those are at
+/// most [`MAX_CHOSEN`] and fewer than half: "not Established" among 52 `Established`, 4
+/// `Idle` and 1 `Shut` picks the 5.
+fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>)> {
     let mut out = Vec::new();
+    let holding = |f: usize, keep: &dyn Fn(&str) -> bool| -> Vec<usize> {
+        (0..u.units.len())
+            .filter(|&i| u.units[i].fields.iter().any(|(g, v)| *g == f && keep(v)))
+            .collect()
+    };
     for (f, d) in dists.iter().enumerate() {
         if !d.categorical() || d.name.ends_with("[]") {
             continue;
         }
         for (value, count) in &d.counts {
+            if negated(value, q) {
+                let others = d.n - count;
+                if others > 0 && others <= MAX_CHOSEN && others * 2 < d.n {
+                    let recs = holding(f, &|v| v != value);
+                    out.push((f, format!("other than {value}"), recs));
+                }
+                continue;
+            }
             if *count > MAX_CHOSEN || count * 5 > d.n * 3 || !named(value, q) {
                 continue;
             }
-            let recs: Vec<usize> = (0..u.units.len())
-                .filter(|&i| u.units[i].fields.iter().any(|(g, v)| *g == f && v == value))
-                .collect();
-            out.push((f, value.as_str(), recs));
+            out.push((f, value.clone(), holding(f, &|v| v == value)));
         }
     }
     out
@@ -208,7 +228,7 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query) -> Vec<Fact> {
             text: format!(
                 "records with {} {}, by {}: {}{more}",
                 shown_path(&d.name),
-                show_line_max(value, 60),
+                show_line_max(&value, 60),
                 shown_path(&u.fields[g].name),
                 shown.join("; ")
             ),
@@ -291,6 +311,34 @@ mod tests {
         assert_eq!(sites, ["SITE 3", "SITE 13", "SITE 23"], "{picked:?}");
         let f = chosen(&u, &d, &q);
         assert!(f[0].text.contains("\"site\": \"SITE 13\""), "{f:?}");
+    }
+
+    #[test]
+    fn a_value_the_question_negates_picks_the_records_of_every_other_value() {
+        let recs: Vec<_> = (0..30)
+            .map(|i| {
+                let phase = match i {
+                    7 | 19 => "Pending",
+                    23 => "Failed",
+                    _ => "Running",
+                };
+                serde_json::json!({ "name": format!("web-{i}"), "phase": phase })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&recs).unwrap();
+        let u = build(&text, Kind::Json);
+        let d = field_dists(&u);
+        let q = Query::new("Which pods are not Running?");
+        let names: Vec<&str> = picked(&u, &d, &q)
+            .iter()
+            .map(|&(i, _)| u.units[i].fields[0].1.as_str())
+            .collect();
+        assert_eq!(names, ["web-7", "web-19", "web-23"]);
+        let f = chosen(&u, &d, &q);
+        assert!(f[0].text.contains("other than Running"), "{f:?}");
+        assert!(f[0].text.contains("\"name\": \"web-23\""), "{f:?}");
+        // Negating the rare value picks nothing: the rest are the many.
+        assert!(picked(&u, &d, &Query::new("which pods are not Pending?")).is_empty());
     }
 
     #[test]
