@@ -154,8 +154,9 @@ pub fn normalise(scores: &[f64]) -> Vec<f64> {
     scores.iter().map(|s| s / max).collect()
 }
 
-/// The indentation (bytes) of a line that starts with a one-word label and a colon
-/// (`FAILED: a/b.java`, `Passed: c.java`, `Error:  x`), the shape of one result in a list.
+/// The indentation (bytes) of a line that is a one-word label, a colon and one name
+/// (`FAILED: a/b.java`, `Passed: c.java`, `Error:  x.java`), the shape of one result in a
+/// list; a label before prose (`hint: Updates were rejected`) is a note, not a result.
 fn labelled(line: &str) -> Option<usize> {
     let body = line.trim_start();
     let (label, rest) = body.split_once(':')?;
@@ -165,7 +166,8 @@ fn labelled(line: &str) -> Option<usize> {
         && label
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    (word && rest.starts_with([' ', '\t'])).then_some(line.len() - body.len())
+    let one_name = rest.split_whitespace().count() == 1;
+    (word && one_name && rest.starts_with([' ', '\t'])).then_some(line.len() - body.len())
 }
 
 /// Lines following an error line worth showing with it: continuation lines, "Caused by", and the
@@ -628,6 +630,12 @@ mod tests {
             "while starting the listener",
         ];
         assert_eq!(context_after(&cont, 0, &never), [1, 2]);
+        // A note after the error, labelled but in prose, is its context too.
+        let hint = [
+            "error: failed to push some refs to 'origin'",
+            "hint: Updates were rejected because the tip is behind",
+        ];
+        assert_eq!(context_after(&hint, 0, &never), [1]);
         assert_eq!(labelled("  Passed: a.java"), Some(2));
         assert_eq!(labelled("src/a.rs:3: error"), None);
     }
