@@ -533,7 +533,12 @@ pub fn summarize_focused(
     reduce::intent::add_measures(&mut query, input.intent.unwrap_or(""));
     let units = reduce::units::build(input.text, kind);
     let scores = reduce::signals::score(&units, &query, &asks);
-    let mined = reduce::signals::facts(&units, &query);
+    let headers = if kind.has_blocks() {
+        reduce::select::Headers::of(input.text)
+    } else {
+        reduce::select::Headers::default()
+    };
+    let mined = reduce::signals::facts(&units, &query, &headers);
     let mut cands = reduce::select::from_kind(red.items.clone(), &query);
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
     cands.extend(reduce::select::named_keys(input.text, &query));
@@ -543,11 +548,6 @@ pub fn summarize_focused(
         asks,
         specific_kind: kind.is_specific(),
         question: input.intent.is_some_and(|i| !i.trim().is_empty()),
-    };
-    let headers = if kind.has_blocks() {
-        reduce::select::Headers::of(input.text)
-    } else {
-        reduce::select::Headers::default()
     };
     let mut packed =
         reduce::select::select_with(cands.clone(), items_budget, counter, &policy, &headers);

@@ -425,10 +425,11 @@ pub fn select_with(
         for (c, q) in &queues {
             for x in q.iter().rev().take(6) {
                 eprintln!(
-                    "{c:?} {:.2} rel={:.2} L{:?} {}",
+                    "{c:?} {:.2} rel={:.2} L{:?} cost={} {}",
                     x.score,
                     x.rel,
                     x.item.line,
+                    cost(&x.item),
                     clip_str(&x.item.text, 100)
                 );
             }

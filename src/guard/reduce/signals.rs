@@ -56,10 +56,17 @@ pub struct Scores {
     /// Per unit, the fields of [`Scores::hot`] that are extremes (the ones that made it an
     /// extreme, without the rare values it also has).
     pub ext_hot: HashMap<usize, Vec<usize>>,
+    /// Units a value the question names or negates picks ([`chosen::picked`]): members of the
+    /// set the question asks for, each an answer of its own rather than a repeat of its
+    /// template.
+    pub picked: std::collections::HashSet<usize>,
 }
 
 /// Relevance of a record picked by a value the question names ([`chosen::picked`]).
 const PICKED_REL: f64 = 0.8;
+/// Relevance of a record picked by a value the question negates ("not Established"): the
+/// few records with another value are the answer itself, above any word match.
+const NEGATED_PICKED_REL: f64 = 0.95;
 /// Factor on the relevance of a unit that holds a word the question negates.
 const NEGATED_WEIGHT: f64 = 0.3;
 /// Templates covering at most this share of the units are rare (when the input repeats).
@@ -139,6 +146,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         ext_why: HashMap::new(),
         hot: HashMap::new(),
         ext_hot: HashMap::new(),
+        picked: Default::default(),
     };
     if n == 0 {
         return s;
@@ -215,8 +223,14 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     // A record a value the question names picks (`Emergency Class: UNUSUAL EVENT` for
     // "classified Unusual Event") is what the question asks about: relevant, and shown by
     // that field.
-    for (i, f) in chosen::picked(u, &dists, q) {
-        s.rel[i] = s.rel[i].max(PICKED_REL);
+    for (i, f, negated) in chosen::picked(u, &dists, q) {
+        let rel = if negated {
+            NEGATED_PICKED_REL
+        } else {
+            PICKED_REL
+        };
+        s.rel[i] = s.rel[i].max(rel);
+        s.picked.insert(i);
         let hot = s.hot.entry(i).or_default();
         if !hot.contains(&f) {
             hot.push(f);

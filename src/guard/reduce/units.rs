@@ -470,13 +470,13 @@ impl Builder {
         unit.pair_sep = sep;
     }
 
-    /// Adds line `ln` (1-based) with text `l`: nothing when blank, parts when long, else one
-    /// line unit with its `key=value` fields.
     /// Says whose record unit `u` is: the outermost record's naming pair ([`Unit::parent`]).
     pub(super) fn set_parent(&mut self, u: usize, parent: String) {
         self.units[u].parent = parent;
     }
 
+    /// Adds line `ln` (1-based) with text `l`: nothing when blank, parts when long, else one
+    /// line unit with its `key=value` fields.
     pub(super) fn line(&mut self, ln: usize, l: &str) {
         let l = l.trim_end_matches('\r');
         if l.trim().is_empty() {

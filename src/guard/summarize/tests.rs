@@ -524,7 +524,7 @@ proptest::proptest! {
         let asks = Asks::of(&intent);
         let u = units::build(&text, kind);
         let sc = signals::score(&u, &q, &asks);
-        let facts = signals::facts(&u, &q);
+        let facts = signals::facts(&u, &q, &reduce::select::Headers::default());
         let cands = select::candidates(&u, &sc, &facts, &q);
         let out = select::select(cands, 300, &ByteCounter, &select::Policy::default());
         let used: usize = out.iter().map(|i| ByteCounter.count(&i.render()) + 1).sum();

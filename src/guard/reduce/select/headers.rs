@@ -200,15 +200,21 @@ impl Headers {
         self.text.is_empty()
     }
 
-    /// The header of 1-based line `n` as an item of `like`'s section, just above it; `None`
-    /// when the line is not inside a block.
-    pub fn header(&self, n: usize, like: &Item) -> Option<Item> {
+    /// The header of 1-based line `n`: its 1-based line and its text as shown; `None` when the
+    /// line is not inside a block.
+    pub fn of_line(&self, n: usize) -> Option<(usize, &str)> {
         let p = *self.parent.get(n.checked_sub(1)?)? as usize;
         if p == 0 {
             return None;
         }
-        let text = self.text.get(&p)?;
-        Some(Item::line(like.section, p, text.clone(), like.prio))
+        Some((p, self.text.get(&p)?.as_str()))
+    }
+
+    /// The header of 1-based line `n` as an item of `like`'s section, just above it; `None`
+    /// when the line is not inside a block.
+    pub fn header(&self, n: usize, like: &Item) -> Option<Item> {
+        let (p, text) = self.of_line(n)?;
+        Some(Item::line(like.section, p, text.to_string(), like.prio))
     }
 }
 

@@ -310,8 +310,10 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
             item: Item::line(section, unit.line, text, score),
             channel: ch,
             score,
-            // Records of one shape are the normal case, not near copies.
-            group: (unit.kind != UnitKind::Record).then_some(unit.template),
+            // Records of one shape are the normal case, not near copies; nor are the lines a
+            // value the question names picks (each `state = Idle` line is one answer).
+            group: (unit.kind != UnitKind::Record && !s.picked.contains(&i))
+                .then_some(unit.template),
             rel: s.rel[i],
         });
     };

@@ -592,3 +592,39 @@ fn asked_for_a_ranking_the_best_series_keeps_its_top_five_in_order() {
     assert!(lines.len() >= 3, "{out:?}");
     assert!(lines.iter().all(|&l| l < 100), "{out:?}");
 }
+
+#[test]
+fn every_line_a_negated_value_picks_is_shown_though_they_share_a_template() {
+    // Forty stanzas, four of them not Established: the four `peer state = Idle` lines are one
+    // template, and each is an answer (with the line that opens its stanza), not a repeat.
+    let mut text = String::new();
+    for i in 0..40 {
+        let state = if i % 10 == 3 { "Idle" } else { "Established" };
+        text.push_str(&format!(
+            "neighbor is 10.0.{i}.1, remote AS {}\n  peer state = {state}, for {i}d\n  \
+             table version {}, neighbor version {}\n  {} accepted paths\n",
+            64000 + i,
+            i * 37,
+            i * 37,
+            i * 11
+        ));
+    }
+    let kind = crate::guard::reduce::Kind::Lines;
+    let c = generic_candidates(&text, kind, "Which neighbors are not Established?");
+    let out = select_with(c, 400, &Bytes, &Policy::default(), &Headers::of(&text));
+    let shown: Vec<&str> = out.iter().map(|i| i.text.as_str()).collect();
+    for i in [3, 13, 23, 33] {
+        assert!(
+            shown
+                .iter()
+                .any(|t| t.contains(&format!("peer state = Idle, for {i}d"))),
+            "{shown:?}"
+        );
+        assert!(
+            shown
+                .iter()
+                .any(|t| t.starts_with(&format!("neighbor is 10.0.{i}.1,"))),
+            "{shown:?}"
+        );
+    }
+}

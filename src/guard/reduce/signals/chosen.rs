@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use super::mining::shown_path;
 use super::{number, Dist, Fact};
 use crate::guard::reduce::rank::{stem, Query};
+use crate::guard::reduce::select::Headers;
 use crate::guard::reduce::show_line_max;
 use crate::guard::reduce::units::Units;
 
@@ -105,13 +106,14 @@ fn negated(value: &str, q: &Query) -> bool {
 }
 
 /// Each value the question names that picks some records, in field order: (field id, the
-/// value as the fact shows it, the indices of the units holding it). A categorical field's
+/// value as the fact shows it, the indices of the units holding it, whether the question
+/// negates the value). A categorical field's
 /// value held by at most [`MAX_CHOSEN`] records and 60% of them; a list's items
 /// (`features.default[]`) hold a value among others and class no record. A value the
 /// question negates picks the records with any other value of its field, when those are at
 /// most [`MAX_CHOSEN`] and fewer than half: "not Established" among 52 `Established`, 4
 /// `Idle` and 1 `Shut` picks the 5.
-fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>)> {
+fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>, bool)> {
     let mut out = Vec::new();
     let holding = |f: usize, keep: &dyn Fn(&str) -> bool| -> Vec<usize> {
         (0..u.units.len())
@@ -127,92 +129,45 @@ fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>
                 let others = d.n - count;
                 if others > 0 && others <= MAX_CHOSEN && others * 2 < d.n {
                     let recs = holding(f, &|v| v != value);
-                    out.push((f, format!("other than {value}"), recs));
+                    out.push((f, format!("other than {value}"), recs, true));
                 }
                 continue;
             }
             if *count > MAX_CHOSEN || count * 5 > d.n * 3 || !named(value, q) {
                 continue;
             }
-            out.push((f, value.clone(), holding(f, &|v| v == value)));
+            out.push((f, value.clone(), holding(f, &|v| v == value), false));
         }
     }
     out
 }
 
-/// The records a value the question names picks (unit index, field id), as [`chosen`] lists.
-pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize)> {
+/// The records a value the question names picks (unit index, field id, whether the question
+/// negates the value), as [`chosen`] lists.
+pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize, bool)> {
     picks(u, dists, q)
         .into_iter()
-        .flat_map(|(f, _, recs)| recs.into_iter().map(move |i| (i, f)))
+        .flat_map(|(f, _, recs, neg)| recs.into_iter().map(move |i| (i, f, neg)))
         .collect()
 }
 
 /// Facts listing the records picked by a value the question names, at most [`MAX_FACTS`].
-pub fn chosen(u: &Units, dists: &[Dist], q: &Query) -> Vec<Fact> {
+/// Records with no field that names them (lines of indented text: `BGP state = Idle`) are
+/// listed by the line that opens each one's block in `headers` (`BGP neighbor is 10.0.0.1`),
+/// with the value each holds.
+pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fact> {
     let mut out = Vec::new();
     let mut listed: HashSet<String> = HashSet::new();
-    for (f, value, recs) in picks(u, dists, q) {
+    for (f, value, recs, _) in picks(u, dists, q) {
         let d = &dists[f];
-        // The field that names them: the one whose values differ the most among them.
-        let mut distinct: HashMap<usize, HashSet<&str>> = HashMap::new();
-        for &i in &recs {
-            for (g, v) in &u.units[i].fields {
-                if *g != f && is_name(v) && !dists[*g].categorical() {
-                    distinct.entry(*g).or_default().insert(v.as_str());
-                }
-            }
-        }
-        // A key that says "name" first, then a field of one value per record, then the
-        // most values; one value for several records names none of them.
-        let rank = |g: usize, n: usize| {
-            let name = &u.fields[g].name;
-            // A column header's last word: `Site Name` is a name.
-            let own = name.rsplit(['.', '/', ' ']).next().unwrap_or(name);
-            let list = own.ends_with("[]");
-            let own = own.trim_start_matches('@').trim_end_matches("[]");
-            (
-                NAME_KEYS.contains(&own.to_ascii_lowercase().as_str()),
-                !list,
-                n,
-            )
+        let (by, shown) = match naming_field(u, dists, f, &recs) {
+            Some(g) => (shown_path(&u.fields[g].name), by_field(u, g, &recs)),
+            None if !u.structured && !headers.is_empty() => (
+                "the line that opens each".to_string(),
+                by_header(u, f, &recs, headers),
+            ),
+            None => continue,
         };
-        let Some(g) = distinct
-            .iter()
-            .filter(|(_, v)| v.len() >= 2 || recs.len() == 1)
-            .max_by(|a, b| {
-                rank(*a.0, a.1.len())
-                    .cmp(&rank(*b.0, b.1.len()))
-                    .then(b.0.cmp(a.0))
-            })
-            .map(|(g, _)| *g)
-        else {
-            continue;
-        };
-        let mut shown: Vec<String> = Vec::new();
-        for &i in &recs {
-            let unit = &u.units[i];
-            let Some(k) = unit.fields.iter().position(|(h, _)| *h == g) else {
-                continue;
-            };
-            // As the file writes it when the unit keeps its pairs, else the raw value.
-            let pair = unit
-                .pairs
-                .get(k)
-                .map(|p| p.trim_end_matches(',').to_string())
-                .unwrap_or_else(|| unit.fields[k].1.clone());
-            let s = format!(
-                "{} (L{})",
-                show_line_max(&pair, MAX_NAME_BYTES + 20),
-                unit.line
-            );
-            if !shown.iter().any(|x| x.starts_with(&format!("{} (", pair))) {
-                shown.push(s);
-            }
-            if shown.len() >= MAX_LISTED {
-                break;
-            }
-        }
         // The same records picked again by another field (`type` and `object_relation`
         // both `domain`) are listed once.
         if shown.is_empty() || shown.iter().all(|x| listed.contains(x)) {
@@ -226,10 +181,9 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query) -> Vec<Fact> {
         };
         out.push(Fact {
             text: format!(
-                "records with {} {}, by {}: {}{more}",
+                "records with {} {}, by {by}: {}{more}",
                 shown_path(&d.name),
                 show_line_max(&value, 60),
-                shown_path(&u.fields[g].name),
                 shown.join("; ")
             ),
             line: None,
@@ -241,6 +195,99 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query) -> Vec<Fact> {
         }
     }
     out
+}
+
+/// The field that names the records `recs` picked by field `f`: the one whose values differ
+/// the most among them, a key that says "name" first, then a field of one value per record;
+/// one value for several records names none of them.
+fn naming_field(u: &Units, dists: &[Dist], f: usize, recs: &[usize]) -> Option<usize> {
+    let mut distinct: HashMap<usize, HashSet<&str>> = HashMap::new();
+    for &i in recs {
+        for (g, v) in &u.units[i].fields {
+            if *g != f && is_name(v) && !dists[*g].categorical() {
+                distinct.entry(*g).or_default().insert(v.as_str());
+            }
+        }
+    }
+    let rank = |g: usize, n: usize| {
+        let name = &u.fields[g].name;
+        // A column header's last word: `Site Name` is a name.
+        let own = name.rsplit(['.', '/', ' ']).next().unwrap_or(name);
+        let list = own.ends_with("[]");
+        let own = own.trim_start_matches('@').trim_end_matches("[]");
+        (
+            NAME_KEYS.contains(&own.to_ascii_lowercase().as_str()),
+            !list,
+            n,
+        )
+    };
+    distinct
+        .iter()
+        .filter(|(_, v)| v.len() >= 2 || recs.len() == 1)
+        .max_by(|a, b| {
+            rank(*a.0, a.1.len())
+                .cmp(&rank(*b.0, b.1.len()))
+                .then(b.0.cmp(a.0))
+        })
+        .map(|(g, _)| *g)
+}
+
+/// The records `recs` shown by their field `g` as the file writes it (`"value": "x.com" (L12)`),
+/// each name once, at most [`MAX_LISTED`].
+fn by_field(u: &Units, g: usize, recs: &[usize]) -> Vec<String> {
+    let mut shown: Vec<String> = Vec::new();
+    for &i in recs {
+        let unit = &u.units[i];
+        let Some(k) = unit.fields.iter().position(|(h, _)| *h == g) else {
+            continue;
+        };
+        // As the file writes it when the unit keeps its pairs, else the raw value.
+        let pair = unit
+            .pairs
+            .get(k)
+            .map(|p| p.trim_end_matches(',').to_string())
+            .unwrap_or_else(|| unit.fields[k].1.clone());
+        let s = format!(
+            "{} (L{})",
+            show_line_max(&pair, MAX_NAME_BYTES + 20),
+            unit.line
+        );
+        if !shown.iter().any(|x| x.starts_with(&format!("{} (", pair))) {
+            shown.push(s);
+        }
+        if shown.len() >= MAX_LISTED {
+            break;
+        }
+    }
+    shown
+}
+
+/// The records `recs` shown by the line that opens each one's block, with the value of field
+/// `f` it holds (`BGP neighbor is 10.0.0.1 (L411): Idle`), at most [`MAX_LISTED`]; records
+/// outside any block are left out.
+fn by_header(u: &Units, f: usize, recs: &[usize], headers: &Headers) -> Vec<String> {
+    let mut shown: Vec<String> = Vec::new();
+    for &i in recs {
+        let unit = &u.units[i];
+        let Some((h, text)) = headers.of_line(unit.line) else {
+            continue;
+        };
+        let value = unit
+            .fields
+            .iter()
+            .find(|(g, _)| *g == f)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_default();
+        shown.push(format!(
+            "{} (L{h}): {}",
+            show_line_max(text.trim(), MAX_NAME_BYTES + 20),
+            show_line_max(value, 40)
+        ));
+        if shown.len() >= MAX_LISTED {
+            break;
+        }
+    }
+    shown
 }
 
 #[cfg(test)]
@@ -270,7 +317,7 @@ mod tests {
         let u = build(&text, Kind::Json);
         let d = field_dists(&u);
         let q = Query::new("Which C2 domains does this event contain?");
-        let f = chosen(&u, &d, &q);
+        let f = chosen(&u, &d, &q, &Headers::default());
         assert_eq!(f.len(), 1, "{f:?}");
         for i in [0, 10, 20] {
             let pair = format!("\"value\": \"c2-{i}.example.com\"");
@@ -280,8 +327,20 @@ mod tests {
         // Every quoted pair is the file's own text.
         assert!(text.contains("\"value\": \"c2-10.example.com\""));
         // A question that names no value picks nothing; nor does the value most records hold.
-        assert!(chosen(&u, &d, &Query::new("what does this event contain?")).is_empty());
-        assert!(chosen(&u, &d, &Query::new("list the sha1 hashes")).is_empty());
+        assert!(chosen(
+            &u,
+            &d,
+            &Query::new("what does this event contain?"),
+            &Headers::default()
+        )
+        .is_empty());
+        assert!(chosen(
+            &u,
+            &d,
+            &Query::new("list the sha1 hashes"),
+            &Headers::default()
+        )
+        .is_empty());
     }
 
     #[test]
@@ -306,10 +365,10 @@ mod tests {
         let picked = picked(&u, &d, &q);
         let sites: Vec<&str> = picked
             .iter()
-            .map(|&(i, _)| u.units[i].fields[0].1.as_str())
+            .map(|&(i, _, _)| u.units[i].fields[0].1.as_str())
             .collect();
         assert_eq!(sites, ["SITE 3", "SITE 13", "SITE 23"], "{picked:?}");
-        let f = chosen(&u, &d, &q);
+        let f = chosen(&u, &d, &q, &Headers::default());
         assert!(f[0].text.contains("\"site\": \"SITE 13\""), "{f:?}");
     }
 
@@ -331,14 +390,48 @@ mod tests {
         let q = Query::new("Which pods are not Running?");
         let names: Vec<&str> = picked(&u, &d, &q)
             .iter()
-            .map(|&(i, _)| u.units[i].fields[0].1.as_str())
+            .map(|&(i, _, _)| u.units[i].fields[0].1.as_str())
             .collect();
         assert_eq!(names, ["web-7", "web-19", "web-23"]);
-        let f = chosen(&u, &d, &q);
+        let f = chosen(&u, &d, &q, &Headers::default());
         assert!(f[0].text.contains("other than Running"), "{f:?}");
         assert!(f[0].text.contains("\"name\": \"web-23\""), "{f:?}");
         // Negating the rare value picks nothing: the rest are the many.
         assert!(picked(&u, &d, &Query::new("which pods are not Pending?")).is_empty());
+    }
+
+    #[test]
+    fn records_of_indented_text_are_listed_by_the_line_that_opens_them() {
+        let mut text = String::new();
+        for i in 0..30 {
+            let state = if i == 4 || i == 17 {
+                "Idle"
+            } else {
+                "Established"
+            };
+            text.push_str(&format!(
+                "neighbor is 10.0.0.{i}, remote AS {}\n  peer state = {state}, for 1d\n  table version {}\n",
+                64000 + i,
+                i * 7
+            ));
+        }
+        let u = build(&text, Kind::Lines);
+        let d = field_dists(&u);
+        let q = Query::new("Which neighbors are not Established?");
+        let f = chosen(&u, &d, &q, &Headers::of(&text));
+        assert_eq!(f.len(), 1, "{f:?}");
+        let t = &f[0].text;
+        assert!(
+            t.contains("neighbor is 10.0.0.4, remote AS 64004 (L13): Idle"),
+            "{t}"
+        );
+        assert!(
+            t.contains("neighbor is 10.0.0.17, remote AS 64017 (L52): Idle"),
+            "{t}"
+        );
+        assert!(!t.contains("10.0.0.5,"), "{t}");
+        // Without headers the lines name nothing, and no fact is written.
+        assert!(chosen(&u, &d, &q, &Headers::default()).is_empty());
     }
 
     #[test]

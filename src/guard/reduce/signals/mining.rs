@@ -3,6 +3,7 @@
 
 use super::{field_dists, normalise, slot_dist, summary_key, Dist};
 use crate::guard::reduce::rank::{bm25, Query};
+use crate::guard::reduce::select::Headers;
 use crate::guard::reduce::units::Units;
 use crate::guard::reduce::{clip_str, show_line_max};
 
@@ -37,8 +38,9 @@ fn signature(d: &Dist) -> Vec<usize> {
 
 /// Facts mined from the whole input: counts per template, per value of categorical fields and
 /// template slots (a slot's counts once when a field states them too), and small objects
-/// shown whole.
-pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
+/// shown whole. `headers` names records of indented text that have no naming field (the line
+/// that opens each one's block); [`Headers::default`] for none.
+pub fn facts(u: &Units, q: &Query, headers: &Headers) -> Vec<Fact> {
     let mut out = Vec::new();
     let mut slot_sigs: Vec<(usize, Vec<usize>)> = Vec::new();
     let n = u.units.len().max(1);
@@ -133,7 +135,7 @@ pub fn facts(u: &Units, q: &Query) -> Vec<Fact> {
         });
     }
     // The records a value the question names picks, by their names.
-    out.extend(super::chosen::chosen(u, &dists, q));
+    out.extend(super::chosen::chosen(u, &dists, q, headers));
     // A slot's counts that a field states already (`path=/a ×3` and `path: /a ×3`) once.
     let dup: std::collections::HashSet<usize> = slot_sigs
         .iter()

@@ -54,7 +54,11 @@ fn a_rare_categorical_value_is_rare() {
         .position(|x| x.text.contains("firing"))
         .unwrap();
     assert!(s.rare[i] > 0.8, "{}", s.rare[i]);
-    let f = facts(&u, &Query::new("which alerts are active?"));
+    let f = facts(
+        &u,
+        &Query::new("which alerts are active?"),
+        &crate::guard::reduce::select::Headers::default(),
+    );
     assert!(
         f.iter()
             .any(|x| x.text.starts_with("state: inactive ×39, firing ×1")),
@@ -126,7 +130,11 @@ fn small_summary_objects_become_facts() {
     let v = serde_json::json!({"stats": {"suites": 3, "tests": 50, "passes": 49, "failures": 1}, "tests": tests});
     let text = serde_json::to_string_pretty(&v).unwrap();
     let u = build(&text, Kind::Json);
-    let f = facts(&u, &Query::new("how many tests failed?"));
+    let f = facts(
+        &u,
+        &Query::new("how many tests failed?"),
+        &crate::guard::reduce::select::Headers::default(),
+    );
     // Its key as the file writes it, before it: one quote of the file.
     let stats = f
         .iter()
@@ -137,7 +145,11 @@ fn small_summary_objects_become_facts() {
     let v = serde_json::json!({"schema": {"block": {"ami": {"type": "string", "required": true}}}, "tests": tests});
     let text = serde_json::to_string(&v).unwrap();
     let u = build(&text, Kind::Json);
-    let f = facts(&u, &Query::new("which arguments are required?"));
+    let f = facts(
+        &u,
+        &Query::new("which arguments are required?"),
+        &crate::guard::reduce::select::Headers::default(),
+    );
     let ami = f
         .iter()
         .find(|x| x.text.contains("\"ami\""))
@@ -194,7 +206,11 @@ fn a_slot_count_a_field_states_is_stated_once() {
         .map(|i| format!("req id={i} path=/api/{}\n", ["a", "b", "c"][i % 3]))
         .collect();
     let u = build(&text, Kind::Log);
-    let f = facts(&u, &Query::new("requests per path"));
+    let f = facts(
+        &u,
+        &Query::new("requests per path"),
+        &crate::guard::reduce::select::Headers::default(),
+    );
     let n = f.iter().filter(|x| x.text.contains("/api/a ×20")).count();
     assert!(
         n <= 1,
