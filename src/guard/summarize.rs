@@ -543,6 +543,7 @@ pub fn summarize_focused(
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
     cands.extend(reduce::select::named_keys(input.text, &query));
     cands.extend(reduce::select::calls(input.text, &query));
+    cands.extend(reduce::select::summary_blocks(input.text));
     let policy = reduce::select::Policy {
         asked: focus,
         asks,

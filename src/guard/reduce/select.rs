@@ -19,11 +19,13 @@ mod calls;
 mod headers;
 mod named;
 mod propose;
+mod summary;
 
 pub use calls::calls;
 pub use headers::Headers;
 pub use named::named_keys;
 pub use propose::{candidates, from_kind};
+pub use summary::summary_blocks;
 
 /// Where a candidate comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

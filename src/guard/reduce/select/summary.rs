@@ -1,0 +1,171 @@
+//! Summary blocks: the few lines of counts a tool prints under a title that says it sums up
+//! (`=== gas Summary ===` then `# of expected passes 1660`, `Test Summary:` then `Passed: 12`,
+//! `PLAY RECAP ***` then one `ok=3 failed=0` line per host). A run of several test suites
+//! prints one block per suite; each block is the answer to "did any fail" for its suite, and
+//! its lines are one template, so the template round-robin would show one line of the first.
+//!
+//! Nothing here knows a tool: a title is a short line, a banner ([`super::headers::is_banner`])
+//! or a label ending in `:`, holding a word that says it sums up ([`SUMMARY_WORDS`]); its block
+//! is the lines under it up to a blank line or the next banner, at most [`MAX_BLOCK_LINES`],
+//! most of them holding a number. Each block line is proposed to the facts channel, above the
+//! mined facts, in file order.
+
+use super::{Cand, Channel};
+use crate::guard::reduce::{show_line_max, Item, Section};
+
+/// Words of a title that says the block under it sums up (compared lowercase, whole words).
+const SUMMARY_WORDS: &[&str] = &[
+    "summary",
+    "results",
+    "totals",
+    "total",
+    "recap",
+    "statistics",
+    "stats",
+];
+/// Most lines of one block; a longer run under a title is a listing, not a summary.
+const MAX_BLOCK_LINES: usize = 12;
+/// Longest title line, in bytes.
+const MAX_TITLE_BYTES: usize = 80;
+/// Most blocks proposed: the last ones (a run's summaries close each part, the overall last).
+const MAX_BLOCKS: usize = 4;
+/// Longest block line shown, in bytes.
+const MAX_LINE_BYTES: usize = 160;
+/// Score of a block line in its channel: above mined facts (at most 1).
+const SCORE: f64 = 1.2;
+
+/// True for a line that titles a summary block.
+fn is_title(line: &str) -> bool {
+    let t = line.trim();
+    if t.is_empty() || t.len() > MAX_TITLE_BYTES {
+        return false;
+    }
+    let label = t.ends_with(':') && t.split_whitespace().count() <= 5;
+    if !(label || super::headers::is_banner(t) || trailing_rule(t)) {
+        return false;
+    }
+    t.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| SUMMARY_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+}
+
+/// A title followed by a rule of one mark (`PLAY RECAP *********`).
+fn trailing_rule(t: &str) -> bool {
+    let Some(c) = t.chars().last().filter(|c| "=-*#~".contains(*c)) else {
+        return false;
+    };
+    t.chars().rev().take_while(|x| *x == c).count() >= 3
+        && t.chars().next().is_some_and(|x| x.is_ascii_alphabetic())
+}
+
+/// The block lines of `text`'s summary blocks (1-based line, text), the last [`MAX_BLOCKS`]
+/// blocks in file order.
+fn blocks(text: &str) -> Vec<Vec<(usize, &str)>> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut out: Vec<Vec<(usize, &str)>> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !is_title(lines[i]) {
+            i += 1;
+            continue;
+        }
+        let mut block = Vec::new();
+        let mut j = i + 1;
+        while j < lines.len() && lines[j].trim().is_empty() && j == i + 1 {
+            j += 1; // one blank line between a banner and its block
+        }
+        while j < lines.len() {
+            let l = lines[j];
+            if l.trim().is_empty() || super::headers::is_banner(l) || is_title(l) {
+                break;
+            }
+            block.push((j + 1, l.trim_end_matches('\r')));
+            j += 1;
+            if block.len() > MAX_BLOCK_LINES {
+                break;
+            }
+        }
+        let numbered = block
+            .iter()
+            .filter(|(_, l)| l.bytes().any(|b| b.is_ascii_digit()))
+            .count();
+        if !block.is_empty() && block.len() <= MAX_BLOCK_LINES && numbered * 2 > block.len() {
+            out.push(block);
+        }
+        i = j.max(i + 1);
+    }
+    let skip = out.len().saturating_sub(MAX_BLOCKS);
+    out.into_iter().skip(skip).collect()
+}
+
+/// Candidates of [`Channel::Facts`]: every line of the last [`MAX_BLOCKS`] summary blocks of
+/// `text`, anchored at its line, in file order (the title comes with them as their block's
+/// header, [`super::Headers`]).
+pub fn summary_blocks(text: &str) -> Vec<Cand> {
+    blocks(text)
+        .into_iter()
+        .flatten()
+        .map(|(n, l)| {
+            let shown = show_line_max(l, MAX_LINE_BYTES);
+            Cand {
+                item: Item::line(Section::Evidence, n, shown, SCORE),
+                channel: Channel::Facts,
+                score: SCORE,
+                group: None,
+                rel: 0.5,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_suites_summary_block_is_proposed_whole() {
+        let mut text = String::new();
+        for (suite, passes) in [("binutils", 310), ("gas", 1660), ("ld", 2867)] {
+            text.push_str(&format!("\t\t=== {suite} tests ===\n"));
+            for i in 0..50 {
+                text.push_str(&format!("PASS: {suite} test {i}\n"));
+            }
+            text.push_str(&format!(
+                "\n\t\t=== {suite} Summary ===\n\n# of expected passes\t\t{passes}\n\
+                 # of unsupported tests\t\t2\n{suite}-new 2.40\n\n"
+            ));
+        }
+        let c = summary_blocks(&text);
+        let shown: Vec<&str> = c.iter().map(|c| c.item.text.as_str()).collect();
+        for p in [310, 1660, 2867] {
+            assert!(
+                shown.contains(&format!("# of expected passes\t\t{p}").as_str()),
+                "{shown:?}"
+            );
+        }
+        assert_eq!(shown.len(), 9, "{shown:?}");
+        assert!(c
+            .iter()
+            .all(|c| c.channel == Channel::Facts && c.group.is_none()));
+        // In file order.
+        let lines: Vec<usize> = c.iter().filter_map(|c| c.item.line).collect();
+        assert!(lines.windows(2).all(|w| w[0] < w[1]), "{lines:?}");
+    }
+
+    #[test]
+    fn titles_say_they_sum_up_and_blocks_are_short_runs_of_counts() {
+        assert!(is_title("=== gcc Summary ==="));
+        assert!(is_title("Test Summary:"));
+        assert!(is_title("PLAY RECAP *********************"));
+        assert!(!is_title("=== RUN TestSummary"));
+        assert!(!is_title(
+            "Summary of the changes made to the parser in this release:"
+        ));
+        assert!(!is_title("total 48"));
+        // Prose under a title is no block of counts.
+        assert!(summary_blocks("Results:\nthe run went well\nnothing to add\n").is_empty());
+        // A long listing under a title is no summary.
+        let long: String = (0..40).map(|i| format!("row {i}\n")).collect();
+        assert!(summary_blocks(&format!("Results:\n{long}")).is_empty());
+        assert_eq!(summary_blocks("Results:\npassed 3\nfailed 1\n").len(), 2);
+    }
+}
