@@ -16,6 +16,10 @@ static LS_ROW: LazyLock<Regex> = LazyLock::new(|| {
 });
 static HEADER_WORD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Z%#][A-Z0-9%_\-/()#.]*$").unwrap());
+/// A column header in title case (`State`, `Recv-Q`, `Address:Port`, `Use%`), or a short
+/// lowercase word of a two-word header (`on` of `Mounted on`).
+static TITLE_WORD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:[A-Z][A-Za-z0-9%_\-/()#.:]*|[a-z]{1,3})$").unwrap());
 
 /// Rows with error words or rare values listed at most.
 const MAX_FLAGGED: usize = 30;
@@ -74,7 +78,13 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
             continue;
         }
         let upper = cols.iter().filter(|(_, w)| HEADER_WORD.is_match(w)).count();
-        if shift == 0 && upper * 10 < cols.len() * 7 {
+        // Title-case headers (`Netid State Recv-Q ... Local Address:Port`, `Filesystem Size
+        // Used Avail Use% Mounted on`, `Proto Recv-Q Send-Q Local Address`) count when the
+        // line is laid out in columns (two or more gaps of 2+ spaces), which prose is not.
+        let title = cols.iter().filter(|(_, w)| TITLE_WORD.is_match(w)).count();
+        let gaps = body.split("  ").filter(|p| !p.trim().is_empty()).count();
+        let header = upper * 10 >= cols.len() * 7 || (gaps >= 3 && title * 10 >= cols.len() * 7);
+        if shift == 0 && !header {
             continue;
         }
         let rows: Vec<&&str> = lines[i + 1..]
@@ -632,6 +642,25 @@ mod tests {
             .items
             .iter()
             .any(|i| i.section == Section::Errors && i.text.contains("CrashLoopBackOff")));
+    }
+
+    #[test]
+    fn title_case_headers_laid_out_in_columns_are_tables_and_prose_is_not() {
+        let df = "Filesystem      Size  Used Avail Use% Mounted on\n\
+                  /dev/sda1        50G   20G   28G  42% /\n\
+                  tmpfs           7.8G     0  7.8G   0% /dev/shm\n\
+                  /dev/sdb1       916G  801G   69G  93% /data\n";
+        let lines: Vec<&str> = df.lines().collect();
+        let (h, cols) = find_header(&lines).expect("df's header");
+        assert_eq!(h, 0);
+        assert_eq!(cols[0].1, "Filesystem");
+        // Title-case prose is no header: no gaps of two spaces between its words.
+        let prose = "Starting The Build For Release Candidate Two\n\
+                     compiling module one of the project now\n\
+                     compiling module two of the project now\n\
+                     compiling module three of the project now\n";
+        let lines: Vec<&str> = prose.lines().collect();
+        assert!(find_header(&lines).is_none());
     }
 
     #[test]
