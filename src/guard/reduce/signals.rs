@@ -27,6 +27,7 @@ mod fields;
 mod mining;
 
 use extremes::extreme_field;
+pub(crate) use extremes::line_ref;
 use fields::slot_dist;
 pub use fields::{field_dists, number, Dist};
 pub use mining::{facts, shown_path, Fact};
@@ -327,10 +328,15 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     // Ordered by field id, so ties rank the same on every run.
     let mut by_field: std::collections::BTreeMap<usize, Vec<(f64, usize)>> =
         std::collections::BTreeMap::new();
+    // A unit written again word for word (a report's row in two of its tables) is one value,
+    // not the first and the second largest.
+    let mut written: std::collections::HashSet<(usize, &[(usize, String)])> = Default::default();
     for (i, unit) in u.units.iter().enumerate() {
         for (f, v) in &unit.fields {
             if let Some(x) = number(v) {
-                by_field.entry(*f).or_default().push((x, i));
+                if written.insert((*f, unit.fields.as_slice())) {
+                    by_field.entry(*f).or_default().push((x, i));
+                }
             }
         }
     }
@@ -369,7 +375,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 for (p, tok) in unit.text.split_whitespace().enumerate().take(tt.len()) {
                     if tt[p] == "<*>" {
                         if k == slot {
-                            val = number(tok);
+                            val = number(tok).filter(|_| !extremes::line_ref(tok));
                         } else if number(tok).is_none() && !tok.chars().any(|c| c.is_ascii_digit())
                         {
                             words.push(tok.to_string());

@@ -695,9 +695,18 @@ fn line_fields(line: &str) -> Vec<(String, String)> {
             out.push((c[1].to_string(), v));
         }
     }
-    for c in KV.captures_iter(clip_str(line, 2000)) {
+    let hay = clip_str(line, 2000);
+    for c in KV.captures_iter(hay) {
         let k = c[1].to_string();
         let v = c[2].trim_matches('"').to_string();
+        // `ClassLoader.java:767` is a file and a line, not a key and its value.
+        let (ke, vs) = (
+            c.get(1).map_or(0, |m| m.end()),
+            c.get(2).map_or(0, |m| m.start()),
+        );
+        if hay[ke..vs].starts_with(':') && super::signals::line_ref(&format!("{k}:{v}")) {
+            continue;
+        }
         if !v.is_empty() {
             out.push((k, v));
         }

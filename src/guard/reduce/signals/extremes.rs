@@ -73,6 +73,27 @@ pub(crate) fn peaks(u: &Units) -> Vec<f64> {
     out
 }
 
+/// True for a token that points into a file (`(ClassLoader.java:767)`, `src/main.rs:12:5`,
+/// `app.py:88`): its number is a line, a position and not a measure, so its extremes say
+/// nothing (a stack trace's deepest frame is not its largest anything).
+pub(crate) fn line_ref(tok: &str) -> bool {
+    let b = tok.as_bytes();
+    // `.ext:` then a digit, the extension 1 to 6 letters after a name character.
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b':' && b.get(i + 1).is_some_and(u8::is_ascii_digit) && {
+            let ext = b[..i]
+                .iter()
+                .rev()
+                .take_while(|x| x.is_ascii_alphabetic())
+                .count();
+            (1..=6).contains(&ext)
+                && i > ext + 1
+                && b[i - ext - 1] == b'.'
+                && (b[i - ext - 2].is_ascii_alphanumeric() || b[i - ext - 2] == b'_')
+        }
+    })
+}
+
 /// Field names that are identifiers, positions or times: their extremes say nothing.
 fn ordinal_name(name: &str) -> bool {
     let n = name

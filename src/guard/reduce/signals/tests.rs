@@ -309,3 +309,55 @@ fn a_summary_key_deep_in_a_schema_is_no_summary() {
     assert!(sal("\"failures\": 1") > 0.0);
     assert_eq!(sal("\"version\": 2"), 0.0);
 }
+
+#[test]
+fn a_file_and_line_reference_is_no_measure() {
+    use super::extremes::line_ref;
+    for r in [
+        "(ClassLoader.java:767)",
+        "src/main.rs:12:5",
+        "app.py:88",
+        "at Foo.kt:3)",
+    ] {
+        assert!(line_ref(r), "{r}");
+    }
+    for not in [
+        "64.33KiB",
+        "10.0.0.1:8080",
+        "took:12ms",
+        "v1.2:3",
+        "12:30:01",
+        ".rs:4",
+    ] {
+        assert!(!line_ref(not), "{not}");
+    }
+}
+
+#[test]
+fn a_row_written_twice_is_one_extreme_not_the_first_and_second() {
+    // A report prints its top rows in two tables; the second table's copy of the largest row
+    // is not the second largest.
+    let mut text = String::from("SIZE    COUNT   NAME\n");
+    let rows = [
+        (6433, "char"),
+        (2439, "byte"),
+        (1793, "string"),
+        (1108, "object"),
+    ];
+    for (sz, name) in rows.iter().chain(rows[..1].iter()) {
+        text.push_str(&format!("{sz}    {}    {name}\n", sz / 7));
+    }
+    for k in 0..6 {
+        text.push_str(&format!("{}    {}    pad{k}\n", 10 + k, k + 1));
+    }
+    let u = build(&text, Kind::Table);
+    let q = Query::new("which classes are largest by size?");
+    let s = score(&u, &q, &Asks::of("which classes are largest by size?"));
+    let second = s
+        .ext_why
+        .iter()
+        .find(|(_, w)| w.starts_with("2nd largest SIZE"))
+        .map(|(i, _)| u.units[*i].text.clone())
+        .expect("a second largest");
+    assert!(second.contains("byte"), "{second}");
+}

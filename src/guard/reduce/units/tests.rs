@@ -532,3 +532,23 @@ fn an_xml_record_inside_another_says_whose_it_is() {
         .filter(|x| x.context.ends_with("/host"))
         .all(|x| x.parent.is_empty()));
 }
+
+#[test]
+fn a_file_and_its_line_are_no_field() {
+    let f = line_fields("  at java.lang.ClassLoader.checkCerts (ClassLoader.java:767)");
+    assert!(f.iter().all(|(k, _)| k != "ClassLoader.java"), "{f:?}");
+    let f = line_fields("error at src/main.rs:12:5 took:12ms retries=3 app.version=7");
+    let keys: Vec<&str> = f.iter().map(|(k, _)| k.as_str()).collect();
+    assert!(
+        !keys.contains(&"src/main.rs") && !keys.contains(&"main.rs"),
+        "{keys:?}"
+    );
+    assert!(
+        keys.contains(&"took") && keys.contains(&"retries"),
+        "{keys:?}"
+    );
+    assert!(
+        keys.contains(&"app.version"),
+        "a key=value with a dotted key stays: {keys:?}"
+    );
+}
