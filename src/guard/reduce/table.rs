@@ -83,15 +83,29 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
         // line is laid out in columns (two or more gaps of 2+ spaces), which prose is not.
         let title = cols.iter().filter(|(_, w)| TITLE_WORD.is_match(w)).count();
         let gaps = body.split("  ").filter(|p| !p.trim().is_empty()).count();
-        let header = upper * 10 >= cols.len() * 7 || (gaps >= 3 && title * 10 >= cols.len() * 7);
-        if shift == 0 && !header {
-            continue;
-        }
         let rows: Vec<&&str> = lines[i + 1..]
             .iter()
             .filter(|r| !r.trim().is_empty())
             .take(30)
             .collect();
+        // Any-case headers over rows of numbers (`Device r/s w/s rkB/s %util`, `total used
+        // free shared buff/cache`): names laid out in columns, and most rows below mostly
+        // numbers.
+        let named = cols
+            .iter()
+            .filter(|(_, w)| !w.starts_with(is_num_start))
+            .count();
+        let numeric = rows.iter().filter(|r| numeric_row(r)).count();
+        let over_numbers = gaps >= 3
+            && named * 10 >= cols.len() * 9
+            && rows.len() >= 3
+            && numeric * 10 >= rows.len() * 7;
+        let header = upper * 10 >= cols.len() * 7
+            || (gaps >= 3 && title * 10 >= cols.len() * 7)
+            || over_numbers;
+        if shift == 0 && !header {
+            continue;
+        }
         let fits = rows
             .iter()
             .filter(|r| r.split_whitespace().count() + 1 >= cols.len())
@@ -105,6 +119,21 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
         }
     }
     None
+}
+
+/// True for a character a number starts with.
+fn is_num_start(c: char) -> bool {
+    c.is_ascii_digit() || c == '-' || c == '.'
+}
+
+/// True for a row whose words are mostly numbers (`sda  12.00  3.50  0.95`).
+fn numeric_row(r: &str) -> bool {
+    let words: Vec<&str> = r.split_whitespace().collect();
+    let nums = words
+        .iter()
+        .filter(|w| w.starts_with(is_num_start) && w.bytes().any(|b| b.is_ascii_digit()))
+        .count();
+    words.len() >= 3 && nums * 2 >= words.len()
 }
 
 /// Whether the rows `body` (0-based indices into `lines`) are left-aligned under the header
@@ -660,6 +689,22 @@ mod tests {
                      compiling module two of the project now\n\
                      compiling module three of the project now\n";
         let lines: Vec<&str> = prose.lines().collect();
+        assert!(find_header(&lines).is_none());
+    }
+
+    #[test]
+    fn a_header_of_any_case_over_rows_of_numbers_is_a_table() {
+        let iostat = "Device            r/s     w/s     rkB/s     wkB/s  %util\n\
+                      sda             12.00    3.50    480.00     96.00   4.10\n\
+                      sdb              0.20   88.10      3.20   9120.00  97.30\n\
+                      nvme0n1        301.00   12.00  12040.00    192.00  35.00\n";
+        let lines: Vec<&str> = iostat.lines().collect();
+        let (h, cols) = find_header(&lines).expect("iostat's header");
+        assert_eq!((h, cols.len()), (0, 6));
+        assert_eq!(cols[5].1, "%util");
+        // Lowercase words over rows of words are no table.
+        let log = "starting   the   build\nfetching deps from the mirror\ncompiling crate one\ncompiling crate two\n";
+        let lines: Vec<&str> = log.lines().collect();
         assert!(find_header(&lines).is_none());
     }
 
