@@ -70,8 +70,9 @@ fn blocks(text: &str) -> Vec<Vec<(usize, &str)>> {
         }
         let mut block = Vec::new();
         let mut j = i + 1;
-        while j < lines.len() && lines[j].trim().is_empty() && j == i + 1 {
-            j += 1; // one blank line between a banner and its block
+        // One blank line may stand between a banner and its block.
+        if j < lines.len() && lines[j].trim().is_empty() {
+            j += 1;
         }
         while j < lines.len() {
             let l = lines[j];

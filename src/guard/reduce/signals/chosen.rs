@@ -107,8 +107,8 @@ fn negated(value: &str, q: &Query) -> bool {
 
 /// Each value the question names that picks some records, in field order: (field id, the
 /// value as the fact shows it, the indices of the units holding it, whether the question
-/// negates the value). A categorical field's
-/// value held by at most [`MAX_CHOSEN`] records and 60% of them; a list's items
+/// negates the value). A categorical field's value held by at most [`MAX_CHOSEN`] records
+/// and 60% of them; a list's items
 /// (`features.default[]`) hold a value among others and class no record. A value the
 /// question negates picks the records with any other value of its field, when those are at
 /// most [`MAX_CHOSEN`] and fewer than half: "not Established" among 52 `Established`, 4
