@@ -80,9 +80,10 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
         let upper = cols.iter().filter(|(_, w)| HEADER_WORD.is_match(w)).count();
         // Title-case headers (`Netid State Recv-Q ... Local Address:Port`, `Filesystem Size
         // Used Avail Use% Mounted on`, `Proto Recv-Q Send-Q Local Address`) count when the
-        // line is laid out in columns (two or more gaps of 2+ spaces), which prose is not.
+        // line is laid out in columns (three or more groups of words between runs of 2+
+        // spaces), which prose is not.
         let title = cols.iter().filter(|(_, w)| TITLE_WORD.is_match(w)).count();
-        let gaps = body.split("  ").filter(|p| !p.trim().is_empty()).count();
+        let groups = body.split("  ").filter(|p| !p.trim().is_empty()).count();
         let rows: Vec<&&str> = lines[i + 1..]
             .iter()
             .filter(|r| !r.trim().is_empty())
@@ -96,12 +97,12 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
             .filter(|(_, w)| !w.starts_with(is_num_start))
             .count();
         let numeric = rows.iter().filter(|r| numeric_row(r)).count();
-        let over_numbers = gaps >= 3
+        let over_numbers = groups >= 3
             && named * 10 >= cols.len() * 9
             && rows.len() >= 3
             && numeric * 10 >= rows.len() * 7;
         let header = upper * 10 >= cols.len() * 7
-            || (gaps >= 3 && title * 10 >= cols.len() * 7)
+            || (groups >= 3 && title * 10 >= cols.len() * 7)
             || over_numbers;
         if shift == 0 && !header {
             continue;
