@@ -107,6 +107,13 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
         if shift == 0 && !header {
             continue;
         }
+        // Only a header laid out in columns (a gap of two spaces or more somewhere) has
+        // names of two words; in a header written one space apart, each word is a column.
+        let cols = if shift == 0 && groups >= 2 {
+            merge_names(&rows, cols)
+        } else {
+            cols
+        };
         let fits = rows
             .iter()
             .filter(|r| r.split_whitespace().count() + 1 >= cols.len())
@@ -120,6 +127,41 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
         }
     }
     None
+}
+
+/// Header words one space apart that name one column (`CONTAINER ID`, `Mounted on`,
+/// `NOMINATED NODE`, netstat's `Local Address`), merged into one name.
+///
+/// The second word starts a column of its own when, in at least half of the first 40 `rows`,
+/// the character before it is a space and a value shows under it (left- or right-aligned).
+/// Otherwise a value runs across the gap (`4c01db0b339c` under `CONTAINER ID`) or nothing
+/// stands under the word (`on` past the end of df's rows), and the two words are one name.
+fn merge_names(rows: &[&&str], cols: Vec<(usize, String)>) -> Vec<(usize, String)> {
+    let probe: Vec<Vec<char>> = rows.iter().take(40).map(|r| r.chars().collect()).collect();
+    if probe.is_empty() {
+        return cols;
+    }
+    let mut out: Vec<(usize, String)> = Vec::with_capacity(cols.len());
+    for (s, name) in cols {
+        if let Some((ps, pname)) = out.last_mut() {
+            let end = s + name.chars().count();
+            let own = |ch: &Vec<char>| {
+                s > 0
+                    && s < ch.len()
+                    && ch[s - 1].is_whitespace()
+                    && ch[s..end.min(ch.len())].iter().any(|c| !c.is_whitespace())
+            };
+            if *ps + pname.chars().count() + 1 == s
+                && probe.iter().filter(|ch| own(ch)).count() * 2 < probe.len()
+            {
+                pname.push(' ');
+                pname.push_str(&name);
+                continue;
+            }
+        }
+        out.push((s, name));
+    }
+    out
 }
 
 /// True for a character a number starts with.
@@ -707,6 +749,41 @@ mod tests {
         let log = "starting   the   build\nfetching deps from the mirror\ncompiling crate one\ncompiling crate two\n";
         let lines: Vec<&str> = log.lines().collect();
         assert!(find_header(&lines).is_none());
+    }
+
+    #[test]
+    fn header_words_one_space_apart_name_one_column_when_no_value_starts_under_the_second() {
+        let names = |t: &str| -> Vec<String> {
+            let lines: Vec<&str> = t.lines().collect();
+            find_header(&lines)
+                .expect("a header")
+                .1
+                .into_iter()
+                .map(|c| c.1)
+                .collect()
+        };
+        let docker = "CONTAINER ID   IMAGE          COMMAND                  CREATED        STATUS\n\
+                      4c01db0b339c   ubuntu:12.04   \"bash\"                   17 hours ago   Up 11 min\n\
+                      d7886598dbe2   crosbymichael  \"/redis-server --dir\"   33 hours ago   Up 33 hours\n\
+                      a1b2c3d4e5f6   nginx:1.25     \"nginx -g 'daemon\"      2 days ago     Exited (0)\n";
+        assert_eq!(
+            names(docker),
+            ["CONTAINER ID", "IMAGE", "COMMAND", "CREATED", "STATUS"]
+        );
+        let df = "Filesystem      Size  Used Avail Use% Mounted on\n\
+                  /dev/sda1        50G   20G   28G  42% /\n\
+                  tmpfs           7.8G     0  7.8G   0% /dev/shm\n\
+                  /dev/sdb1       916G  801G   69G  93% /data\n";
+        assert_eq!(
+            names(df),
+            ["Filesystem", "Size", "Used", "Avail", "Use%", "Mounted on"]
+        );
+        // Right-aligned numbers one space apart stay columns of their own.
+        let ps = "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n\
+                  root           1  0.0  0.1 169316 13052 ?        Ss   Nov30   0:05 /sbin/init\n\
+                  root           2  0.0  0.0      0     0 ?        S    Nov30   0:00 [kthreadd]\n\
+                  www-data     812  3.2  1.4 221004 58212 ?        S    Nov30  12:41 nginx: worker\n";
+        assert_eq!(names(ps).len(), 11);
     }
 
     #[test]
