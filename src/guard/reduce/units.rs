@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use super::signal::{self, Severity};
 use super::{clip_str, show_line_max, Kind};
 
+mod ancestry;
 mod json;
 mod rows;
 
@@ -79,6 +80,10 @@ pub struct Unit {
     /// For a record nested in records: the outermost one's naming pair as the file writes it
     /// (`"title": "tests/retry.spec.ts",`), which says whose result this is; empty otherwise.
     pub parent: String,
+    /// Words of the lines that open the indented blocks this line sits in, nearest first
+    /// ([`ancestry::Openers`]); scored with the text, never shown. Empty for units that are not
+    /// plain lines, or lines in no block.
+    pub ancestry: String,
 }
 
 impl Unit {
@@ -226,13 +231,17 @@ impl Unit {
         out
     }
 
-    /// The text the signals score: context and text, clipped.
+    /// The text the signals score: context, ancestry and text, clipped.
     pub fn score_text(&self) -> String {
-        if self.context.is_empty() {
-            clip_str(&self.text, SCORE_BYTES).to_string()
-        } else {
-            format!("{} {}", self.context, clip_str(&self.text, SCORE_BYTES))
+        let mut out = String::new();
+        for part in [self.context.as_str(), self.ancestry.as_str()] {
+            if !part.is_empty() {
+                out.push_str(part);
+                out.push(' ');
+            }
         }
+        out.push_str(clip_str(&self.text, SCORE_BYTES));
+        out
     }
 }
 
@@ -451,6 +460,7 @@ impl Builder {
             pairs: Vec::new(),
             pair_sep: ", ",
             parent: String::new(),
+            ancestry: String::new(),
         });
         self.units.len() - 1
     }
@@ -759,6 +769,13 @@ fn lines(b: &mut Builder, text: &str) {
         b.line(i + 1, raw);
     }
     table_runs(b);
+    // Each plain line is scored with the openers of the blocks it sits in.
+    let openers = ancestry::Openers::new(text);
+    for u in b.units.iter_mut() {
+        if u.kind == UnitKind::Line && u.context.is_empty() {
+            u.ancestry = openers.of(u.line.saturating_sub(1));
+        }
+    }
 }
 
 #[cfg(test)]

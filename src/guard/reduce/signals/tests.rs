@@ -361,3 +361,37 @@ fn a_row_written_twice_is_one_extreme_not_the_first_and_second() {
         .expect("a second largest");
     assert!(second.contains("byte"), "{second}");
 }
+
+#[test]
+fn a_line_is_relevant_through_the_block_that_holds_it() {
+    // Two alarms with the same keys: the question names one by its block's key only.
+    let mut text = String::from("Resources:\n");
+    for (name, t) in [
+        ("UnauthorizedApiCallsAlarm", 1),
+        ("ConsoleSigninWithoutMfaAlarm", 5),
+    ] {
+        text.push_str(&format!(
+            "  {name}:\n    Type: AWS::CloudWatch::Alarm\n    Properties:\n      Threshold: {t}\n      Period: 300\n"
+        ));
+    }
+    let u = build(&text, Kind::Lines);
+    let s = score_q(
+        &u,
+        &Query::new("what threshold has the console signin MFA alarm?"),
+    );
+    let at = |needle: &str| {
+        u.units
+            .iter()
+            .position(|x| x.text.contains(needle))
+            .unwrap()
+    };
+    let (mine, other) = (at("Threshold: 5"), at("Threshold: 1"));
+    assert!(
+        s.rel[mine] > s.rel[other],
+        "{} vs {}",
+        s.rel[mine],
+        s.rel[other]
+    );
+    // It is still shown as the file writes it.
+    assert_eq!(u.units[mine].text.trim(), "Threshold: 5");
+}
