@@ -784,6 +784,11 @@ mod tests {
                   root           2  0.0  0.0      0     0 ?        S    Nov30   0:00 [kthreadd]\n\
                   www-data     812  3.2  1.4 221004 58212 ?        S    Nov30  12:41 nginx: worker\n";
         assert_eq!(names(ps).len(), 11);
+        // A header written one space apart, over rows that are not aligned under it: each
+        // word is a column.
+        let plain = "PID USER %CPU RSS COMMAND\n100 root 0.0 0 proc0\n101 root 1.0 37000 proc1\n\
+                     102 root 2.0 74000 proc2\n";
+        assert_eq!(names(plain), ["PID", "USER", "%CPU", "RSS", "COMMAND"]);
     }
 
     #[test]
