@@ -333,6 +333,15 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     })
 }
 
+/// Indentation width of a line: spaces count 1, a tab 4. Shared by the block headers shown
+/// with a line ([`select::Headers`]) and the openers it is scored with.
+pub(crate) fn indent(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
 /// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
 pub fn clip_str(s: &str, max: usize) -> &str {
     if s.len() <= max {

@@ -7,6 +7,7 @@
 //! any line it takes from inside the block ([`super::select_with`]). Nothing here knows a
 //! format: a header is the nearest line above with less indentation.
 
+use super::super::indent;
 use super::super::Item;
 
 /// Longest block a header may open, in lines, in a text of up to `4 * MAX_BLOCK` lines; in a
@@ -34,14 +35,6 @@ pub struct Headers {
     parent: Vec<u32>,
     /// The header lines' texts as shown, by 1-based line.
     text: std::collections::HashMap<usize, String>,
-}
-
-/// Indentation width of a line: spaces count 1, a tab 4.
-fn indent(line: &str) -> usize {
-    line.chars()
-        .take_while(|c| *c == ' ' || *c == '\t')
-        .map(|c| if c == '\t' { 4 } else { 1 })
-        .sum()
 }
 
 /// True for a tag with no attributes and nothing else (`<brick>`, `</a>`).

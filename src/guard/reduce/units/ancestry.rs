@@ -9,20 +9,12 @@
 //! ([`super::Unit::score_text`]); the line is still shown as the file writes it. Nothing here
 //! knows a format: an opener is a line above with less indentation.
 
-use crate::guard::reduce::clip_str;
+use crate::guard::reduce::{clip_str, indent};
 
 /// Most openers (levels up) whose words a line is scored with.
-pub const MAX_DEPTH: usize = 3;
+const MAX_DEPTH: usize = 3;
 /// Bytes of an opener's text used: a key or a title, not a paragraph.
 const OPENER_BYTES: usize = 60;
-
-/// Indentation width of a line: spaces count 1, a tab 4.
-fn indent(line: &str) -> usize {
-    line.chars()
-        .take_while(|c| *c == ' ' || *c == '\t')
-        .map(|c| if c == '\t' { 4 } else { 1 })
-        .sum()
-}
 
 /// The openers of every line of a text, found in one pass (an indentation stack): 4 bytes a
 /// line, the words built only for the lines asked about ([`Openers::of`]).
