@@ -148,7 +148,7 @@ fn b02_big_stdout_exit0() {
             "DONE processed=1000 errors=0 elapsed=12.84s",
             "60,044 bytes",
             "1,001 lines",
-            "lines omitted",
+            "lines quoted below; about",
         ],
     );
     assert!(!s.text.contains("Errors:"), "{}", s.text);
