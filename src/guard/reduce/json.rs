@@ -451,13 +451,13 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
         let label = if path.is_empty() {
             "top-level array".to_string()
         } else {
-            format!("array .{}", path.join("."))
+            format!("array {}", jq_path(&path))
         };
         n_fail = records(&recs, &label, ctx, &mut f);
         let jq = if path.is_empty() {
             ".[]".to_string()
         } else {
-            format!(".{}[]", path.join("."))
+            format!("{}[]", jq_path(&path))
         };
         // No ready-made filter in quotes: a command line is not a string of the input.
         next_action = format!(
@@ -536,6 +536,33 @@ fn best_is_none(v: &Value) -> bool {
     let mut b = None;
     find_records(v, &mut Vec::new(), &mut b, 0);
     b.is_none()
+}
+
+/// The jq path of object keys `keys`: `.items.machineTypes`, with a key that is not a plain
+/// identifier in brackets and quotes, as jq writes it (`.items["zones/us-central1-a"]`), so
+/// the filter runs as given and a key with a `/` is not read as a file path.
+pub(crate) fn jq_path(keys: &[String]) -> String {
+    let mut out = String::new();
+    for k in keys {
+        let plain = k
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if plain {
+            out.push('.');
+            out.push_str(k);
+        } else {
+            if out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&format!(
+                "[{}]",
+                serde_json::to_string(k).unwrap_or_default()
+            ));
+        }
+    }
+    out
 }
 
 fn flat(v: &Value, path: String, out: &mut Vec<(String, String)>, depth: usize) {

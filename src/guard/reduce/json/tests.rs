@@ -133,3 +133,37 @@ fn failures_nested_below_the_records_are_not_called_none() {
     assert_eq!(r.failed, Some(false));
     assert!(r.status.contains("none failing by"), "{}", r.status);
 }
+
+#[test]
+fn a_key_that_is_no_identifier_is_quoted_in_the_jq_path() {
+    let k = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        jq_path(&k(&["items", "machineTypes"])),
+        ".items.machineTypes"
+    );
+    assert_eq!(
+        jq_path(&k(&["items", "zones/us-central1-a", "machineTypes"])),
+        r#".items["zones/us-central1-a"].machineTypes"#
+    );
+    assert_eq!(jq_path(&k(&["a \"b\"", "x"])), r#".["a \"b\""].x"#);
+    assert_eq!(jq_path(&k(&["2024", "é"])), r#".["2024"]["é"]"#);
+    // The document's label and the next action name the records by that path.
+    let doc = serde_json::json!({"items": {"zones/us-central1-a": {"machineTypes": [
+        {"name": "n1-standard-1", "guestCpus": 1}, {"name": "n1-standard-2", "guestCpus": 2},
+        {"name": "n1-standard-4", "guestCpus": 4}]}}})
+    .to_string();
+    let q = Query::new("");
+    let r = reduce(&doc, Kind::Json, &ctx(&q)).expect("a JSON document");
+    assert!(
+        r.status
+            .contains(r#"array .items["zones/us-central1-a"].machineTypes"#),
+        "{}",
+        r.status
+    );
+    assert!(
+        r.next_action
+            .contains(r#".items["zones/us-central1-a"].machineTypes[]"#),
+        "{}",
+        r.next_action
+    );
+}
