@@ -137,7 +137,7 @@ fn records(
         .collect();
     let scores = normalise(&bm25(ctx.query, &ids));
     for (i, ((m, line), id)) in recs.iter().zip(ids).enumerate() {
-        if is_failure(m) {
+        if is_failure(m) || id.is_empty() {
             continue;
         }
         let head = if i < 3 { 15.0 } else { 0.0 };

@@ -460,22 +460,32 @@ pub(super) fn identity(m: &Map<String, Value>, max: usize) -> String {
         }
     }
     let mut out = String::from("{");
-    for (i, (k, v)) in picked.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
+    let mut n = 0;
+    for (k, v) in &picked {
         let val = match v {
+            // A nested object by the fields that name it; one with none of them is left out,
+            // never shown as `{}` (the file's object is not empty).
             Value::Object(o) => {
                 let inner: Vec<String> = ["login", "name", "id", "title", "message", "code"]
                     .iter()
                     .filter_map(|ik| o.get(*ik).map(|x| format!("\"{ik}\": {}", render(x, 80))))
                     .take(2)
                     .collect();
+                if inner.is_empty() {
+                    continue;
+                }
                 format!("{{{}}}", inner.join(", "))
             }
             other => render(other, 120),
         };
+        if n > 0 {
+            out.push_str(", ");
+        }
+        n += 1;
         out.push_str(&format!("\"{k}\": {val}"));
+    }
+    if n == 0 {
+        return String::new();
     }
     out.push('}');
     show_line_max(&out, max)

@@ -167,3 +167,28 @@ fn a_key_that_is_no_identifier_is_quoted_in_the_jq_path() {
         r.next_action
     );
 }
+
+#[test]
+fn a_nested_object_without_a_naming_field_is_never_shown_empty() {
+    // Build events: each `id` is an object keyed by the event's type, none of whose fields
+    // name it. `{"id": {}}` would say the id is empty: such a record is not shown by it.
+    let events: Vec<serde_json::Value> = ["started", "progress", "buildFinished", "testResult"]
+        .iter()
+        .map(|k| serde_json::json!({"id": {*k: {"attempt": 1}}, "children": [{"progress": {}}]}))
+        .collect();
+    let m = events[0].as_object().expect("an object");
+    assert_eq!(render::identity(m, 200), "");
+    // A nested object that has a naming field is shown by it.
+    let named = serde_json::json!({"id": {"name": "//src:lib_test", "extra": 3}, "x": 1});
+    let s = render::identity(named.as_object().expect("an object"), 200);
+    assert!(s.contains("\"id\": {\"name\": \"//src:lib_test\"}"), "{s}");
+    // In the reduction, no record is shown as an empty id.
+    let doc = serde_json::json!({ "events": events }).to_string();
+    let q = Query::new("did the tests run?");
+    let r = reduce(&doc, Kind::Json, &ctx(&q)).expect("a JSON document");
+    assert!(
+        r.items.iter().all(|i| !i.text.contains("\"id\": {}")),
+        "{:?}",
+        r.items.iter().map(|i| &i.text).collect::<Vec<_>>()
+    );
+}
