@@ -454,7 +454,7 @@ fn run(backend: &str, levels: &[usize]) -> (Vec<String>, Vec<String>) {
                         };
                         if client.is_none() {
                             client = Client::connect(&socket).ok();
-                            if let Some(cl) = &client {
+                            if let Some(cl) = client.as_mut() {
                                 let _ = cl.set_timeout(Some(Duration::from_secs(60)));
                             }
                         }

@@ -54,7 +54,13 @@ impl ClientError {
 pub struct Client {
     writer: UnixStream,
     reader: BufReader<UnixStream>,
+    /// How long one call may take, sending and answer together ([`Client::set_timeout`]).
+    timeout: Option<Duration>,
 }
+
+/// How long a new connection waits for each read or write until [`Client::set_timeout`] says
+/// otherwise (30 s: far above a daemon's answer to `status`, below an agent's hook timeout).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Client {
     /// Connects to the daemon socket.
@@ -63,19 +69,52 @@ impl Client {
     /// The socket does not exist or nobody listens on it.
     pub fn connect(socket: &Path) -> std::io::Result<Client> {
         let s = UnixStream::connect(socket)?;
-        s.set_read_timeout(Some(Duration::from_secs(30)))?;
+        s.set_read_timeout(Some(CONNECT_TIMEOUT))?;
+        s.set_write_timeout(Some(CONNECT_TIMEOUT))?;
         Ok(Client {
             reader: BufReader::new(s.try_clone()?),
             writer: s,
+            timeout: Some(CONNECT_TIMEOUT),
         })
     }
 
-    /// Sets how long a call waits for its answer (`None` = forever).
+    /// Sets how long one call may take in all, sending the request and reading its answer
+    /// (`None` = forever). A daemon that is alive but does not read (stopped, hung) fills the
+    /// socket's buffer: without this bound a large request would block the client, and the
+    /// agent's hook, forever instead of falling back.
     ///
     /// # Errors
-    /// As `set_read_timeout`.
-    pub fn set_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
-        self.writer.set_read_timeout(t)
+    /// As `set_read_timeout` / `set_write_timeout`.
+    pub fn set_timeout(&mut self, t: Option<Duration>) -> std::io::Result<()> {
+        self.timeout = t;
+        self.writer.set_read_timeout(t)?;
+        self.writer.set_write_timeout(t)
+    }
+
+    /// Sends `buf` whole before `deadline` (`None`: no limit): each write waits at most for
+    /// the time left, so a daemon that takes the request a little at a time cannot stretch
+    /// the call past its timeout.
+    fn send_by(&mut self, buf: &[u8], deadline: Option<std::time::Instant>) -> std::io::Result<()> {
+        let mut rest = buf;
+        while !rest.is_empty() {
+            if let Some(d) = deadline {
+                let left = d.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the daemon did not take the request in time",
+                    ));
+                }
+                self.writer.set_write_timeout(Some(left))?;
+            }
+            match self.writer.write(rest) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.writer.flush()
     }
 
     /// Sends one request object and reads its answer; an `ok: false` answer becomes
@@ -92,10 +131,15 @@ impl Client {
         let mut line =
             serde_json::to_vec(req).map_err(|e| ClientError::BadResponse(e.to_string()))?;
         line.push(b'\n');
-        let sent = self
-            .writer
-            .write_all(&line)
-            .and_then(|()| self.writer.flush());
+        let deadline = self.timeout.map(|t| std::time::Instant::now() + t);
+        let sent = self.send_by(&line, deadline);
+        // The answer gets the time the sending left (at least a second: a refusal is
+        // already waiting).
+        if let Some(d) = deadline {
+            let left = d.saturating_duration_since(std::time::Instant::now());
+            self.writer
+                .set_read_timeout(Some(left.max(Duration::from_secs(1))))?;
+        }
         let mut resp = String::new();
         match sent {
             Ok(()) => {}
@@ -652,5 +696,38 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_daemon_that_does_not_read_times_the_request_out() {
+        // A daemon that accepts and never reads (stopped with SIGSTOP, hung): the request,
+        // larger than the socket's buffers, cannot be sent whole. The call must give up when
+        // the timeout runs out, so the caller can fall back, instead of blocking forever.
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("s.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let (hold_tx, hold_rx) = std::sync::mpsc::channel::<()>();
+        let daemon = std::thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            // Hold the connection open, unread, until the client has given up.
+            let _ = hold_rx.recv();
+            drop(s);
+        });
+        let mut c = Client::connect(&path).unwrap();
+        c.set_timeout(Some(Duration::from_millis(200))).unwrap();
+        let mut req = json!({"op": "guard", "tool": "Bash"});
+        put_content(&mut req, &vec![b'x'; 8 << 20]);
+        match c.call(&req) {
+            Err(ClientError::Io(e)) => assert!(
+                matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ),
+                "{e:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        hold_tx.send(()).unwrap();
+        daemon.join().unwrap();
     }
 }

@@ -78,7 +78,7 @@ impl Remote {
         if c.is_err() && spawn {
             *self.spawn_failed.lock().expect("spawn lock") = Some(Instant::now());
         }
-        let c = c?;
+        let mut c = c?;
         let wait = Duration::from_millis(self.config.deadline_ms + CLIENT_SLACK_MS);
         c.set_timeout(Some(wait.max(Duration::from_secs(1))))?;
         Ok(c)
