@@ -20,7 +20,7 @@ mod json;
 mod rows;
 
 use json::{json_after_preamble, json_doc, ndjson};
-use rows::{csv, table, table_runs};
+use rows::{aligned_runs, csv, table, table_runs};
 
 /// A line as a unit keeps it: normalised as [`super::show_line`] does (trailing space, runs of
 /// spaces, CI runner timestamps) but cut only past [`LONG_LINE_BYTES`] (longer lines are
@@ -769,6 +769,7 @@ fn lines(b: &mut Builder, text: &str) {
         b.line(i + 1, raw);
     }
     table_runs(b);
+    aligned_runs(b, &all);
     // Each plain line is scored with the openers of the blocks it sits in.
     let openers = ancestry::Openers::new(text);
     for u in b.units.iter_mut() {

@@ -395,3 +395,27 @@ fn a_line_is_relevant_through_the_block_that_holds_it() {
     // It is still shown as the file writes it.
     assert_eq!(u.units[mine].text.trim(), "Threshold: 5");
 }
+
+#[test]
+fn the_largest_row_of_a_table_inside_text_is_an_extreme() {
+    let mut text = String::from("run started\nResults:\n    Name      Calls   Time(ms)\n");
+    for (i, t) in [12, 7, 950, 31, 18, 9, 22, 40, 15, 11].iter().enumerate() {
+        text.push_str(&format!("    step_{i:<4}  {:>5}   {t:>8}\n", 3 + i));
+    }
+    text.push_str("\nrun finished in 2 s\n");
+    let u = build(&text, Kind::Lines);
+    let s = score(
+        &u,
+        &Query::new("which step took the most time?"),
+        &Asks::of("which step took the most time?"),
+    );
+    let top = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert!(u.units[top].text.contains("950"), "{}", u.units[top].text);
+    assert!(
+        s.ext_why[&top].contains("Time(ms)"),
+        "{:?}",
+        s.ext_why.get(&top)
+    );
+}

@@ -72,6 +72,105 @@ pub(super) fn table_runs(b: &mut Builder) {
     }
 }
 
+/// Most lines a header of a whitespace-aligned table inside text is looked for above its rows
+/// ([`table::find_header`] is given this many lines from a candidate header on).
+const ALIGNED_PROBE: usize = 32;
+
+/// Most candidate headers tested per text ([`aligned_runs`]): a text of wide-spaced prose
+/// stays linear.
+const MAX_ALIGNED_TRIES: usize = 2_000;
+
+/// A line that may head a whitespace-aligned table inside a text: three or more groups of
+/// words between runs of two or more spaces, none of them a number (cheap; the real test is
+/// [`table::find_header`]).
+fn may_head(line: &str) -> bool {
+    let groups: Vec<&str> = line
+        .split("  ")
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    groups.len() >= 3
+        && groups
+            .iter()
+            .all(|g| signals::number(g).is_none() && g.chars().any(char::is_alphabetic))
+}
+
+/// Gives the line units of each whitespace-aligned table inside a text (a header laid out in
+/// columns, then rows under it: a search report's hit list, a profiler's top table, a test
+/// runner's coverage table) the fields named by the header's columns, so signals rank the rows
+/// by their columns (the largest `score`) as they rank a table that is the whole output. A
+/// column name the header repeats gets its place (`score (2)`). The rows run to the first
+/// blank line or line that does not fit the columns; rules (`------`) between are skipped.
+pub(super) fn aligned_runs(b: &mut Builder, all: &[&str]) {
+    let mut at: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for (k, u) in b.units.iter().enumerate() {
+        if u.kind == UnitKind::Line && u.fields.is_empty() {
+            at.insert(u.line, k);
+        }
+    }
+    let (mut i, mut tries) = (0, 0);
+    while i < all.len() && tries < MAX_ALIGNED_TRIES {
+        if !at.contains_key(&(i + 1)) || !may_head(all[i]) {
+            i += 1;
+            continue;
+        }
+        tries += 1;
+        // The header is judged by the rows of its own block (up to a blank line), not by
+        // what follows the table.
+        let end = (i + 1..(i + ALIGNED_PROBE).min(all.len()))
+            .find(|&k| all[k].trim().is_empty())
+            .unwrap_or((i + ALIGNED_PROBE).min(all.len()));
+        let Some((0, cols)) = table::find_header(&all[i..end]) else {
+            i += 1;
+            continue;
+        };
+        let mut body = Vec::new();
+        let mut j = i + 1;
+        while j < all.len() {
+            let l = all[j].trim_end_matches('\r');
+            let t = l.trim();
+            if t.is_empty() {
+                break;
+            }
+            if !t.chars().all(|c| matches!(c, '-' | '=' | '+' | ' ')) {
+                if l.split_whitespace().count() + 1 < cols.len() || !at.contains_key(&(j + 1)) {
+                    break;
+                }
+                body.push(j);
+            }
+            j += 1;
+        }
+        if body.len() + 1 >= MIN_RUN {
+            let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+            let names: Vec<String> = cols
+                .iter()
+                .map(|(_, n)| {
+                    let k = seen.entry(n.as_str()).or_default();
+                    *k += 1;
+                    if *k == 1 {
+                        n.clone()
+                    } else {
+                        format!("{n} ({k})")
+                    }
+                })
+                .collect();
+            let ids: Vec<usize> = names.iter().map(|n| b.field(n)).collect();
+            let aligned = table::aligned(all, &body, &cols);
+            for r in body {
+                let cells = table::split_row(all[r].trim_end_matches('\r'), &cols, aligned);
+                let u = at[&(r + 1)];
+                b.units[u].fields = ids
+                    .iter()
+                    .copied()
+                    .zip(cells)
+                    .filter(|(_, c)| !c.is_empty())
+                    .collect();
+            }
+        }
+        i = j.max(i + 1);
+    }
+}
+
 /// The delimiter of a CSV-like text: the one of `,`, `;`, tab, `|` that splits the first lines
 /// into the same number of fields, most fields first.
 fn delimiter(lines: &[&str]) -> Option<char> {

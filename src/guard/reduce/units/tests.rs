@@ -552,3 +552,46 @@ fn a_file_and_its_line_are_no_field() {
         "a key=value with a dotted key stays: {keys:?}"
     );
 }
+
+#[test]
+fn an_aligned_table_inside_text_has_its_headers_columns() {
+    let mut text = String::from(
+        "# search report\nQuery:       alpha  [L=300]\nScores for each sequence, best first:\n\
+         \x20   E-value  score  bias    E-value  score  Model       Description\n\
+         \x20   -------  -----  ----    -------  -----  -----       -----------\n",
+    );
+    for (e, s, m) in [
+        ("1e-90", "310.2", "Kinase"),
+        ("2e-40", "140.7", "Ligase"),
+        ("3e-9", "35.1", "Pump"),
+    ] {
+        text.push_str(&format!(
+            "    {e:>7}  {s:>5}   0.1    {e:>7}  {s:>5}  {m:<10}  a domain\n"
+        ));
+    }
+    text.push_str("\nDomain annotation for each model, in  three  groups  here\nend of report\n");
+    let u = build(&text, Kind::Lines);
+    let id = |n: &str| u.fields.iter().position(|f| f.name == n);
+    let (score, score2, model) = (
+        id("score").unwrap(),
+        id("score (2)").unwrap(),
+        id("Model").unwrap(),
+    );
+    let row = u.units.iter().find(|x| x.text.contains("140.7")).unwrap();
+    assert!(
+        row.fields.contains(&(score, "140.7".to_string())),
+        "{:?}",
+        row.fields
+    );
+    assert!(row.fields.contains(&(score2, "140.7".to_string())));
+    assert!(row.fields.contains(&(model, "Ligase".to_string())));
+    // The lines around the table, and prose laid out with wide gaps, have no columns.
+    for t in ["Query:", "Scores for", "Domain annotation", "end of report"] {
+        let x = u.units.iter().find(|x| x.text.starts_with(t)).unwrap();
+        assert!(
+            x.fields.iter().all(|(f, _)| *f != score),
+            "{t}: {:?}",
+            x.fields
+        );
+    }
+}
