@@ -85,6 +85,90 @@ pub(super) fn is_banner(line: &str) -> bool {
     }
 }
 
+/// Fewest sections for a line shape to open repeated sections ([`repeat_openers`]).
+const MIN_SECTIONS: usize = 2;
+
+/// Share (of ten) of a shape's lines that must be followed by lines of one shape for the shape
+/// to open sections.
+const SAME_NEXT_TENTHS: usize = 9;
+
+/// Fewest lines a section has on average, its opener included.
+const MIN_SECTION_LINES: usize = 3;
+
+/// The shape of a top-level line that may open a section: its first word with digits taken
+/// out (`Query:`, `commit`, `>>`); `None` for an indented, blank or long line, a banner, or a
+/// line with too few letters to name anything.
+fn shape(line: &str) -> Option<String> {
+    if line.len() > MAX_HEADER_BYTES || indent(line) > 0 || !header_like(line) || is_banner(line) {
+        return None;
+    }
+    let w: String = line
+        .split_whitespace()
+        .next()?
+        .chars()
+        .filter(|c| !c.is_ascii_digit())
+        .collect();
+    (!w.is_empty()).then_some(w)
+}
+
+/// The 1-based lines that open repeated sections: top-level lines of one shape ([`shape`])
+/// that occur at least [`MIN_SECTIONS`] times, are each followed (after blank lines) by lines
+/// of one other shape ([`SAME_NEXT_TENTHS`]), and are [`MIN_SECTION_LINES`] or more lines apart
+/// on average, and name different things (half or more differ): `Query:` lines each followed by `Scores for complete sequence`, `commit` lines
+/// each followed by `Author:`. A shape on more than a third of the lines is the text's body,
+/// not its sections (log lines).
+fn repeat_openers(lines: &[&str]) -> std::collections::HashSet<usize> {
+    let shapes: Vec<Option<String>> = lines.iter().map(|l| shape(l)).collect();
+    // The shape (or a stand-in for an indented line) of each line's next non-blank line.
+    let next_of = |i: usize| -> Option<String> {
+        let j = (i + 1..lines.len()).find(|&j| !lines[j].trim().is_empty())?;
+        Some(shapes[j].clone().unwrap_or_else(|| {
+            let t = lines[j].trim_start();
+            format!(
+                "{}\u{1}{}",
+                indent(lines[j]),
+                t.split_whitespace().next().unwrap_or("")
+            )
+        }))
+    };
+    let mut by: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    for (i, s) in shapes.iter().enumerate() {
+        if let Some(s) = s {
+            by.entry(s.as_str()).or_default().push(i);
+        }
+    }
+    let mut out = std::collections::HashSet::new();
+    for (s, at) in by {
+        let k = at.len();
+        if k < MIN_SECTIONS || k * 3 > lines.len() {
+            continue;
+        }
+        // Openers name their sections: a line written the same in each names none.
+        let distinct: std::collections::HashSet<&str> =
+            at.iter().map(|&i| lines[i].trim()).collect();
+        if distinct.len() * 2 < k {
+            continue;
+        }
+        let span = at[k - 1] - at[0];
+        if span < (k - 1) * MIN_SECTION_LINES {
+            continue;
+        }
+        let mut next: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for &i in &at {
+            if let Some(n) = next_of(i) {
+                *next.entry(n).or_default() += 1;
+            }
+        }
+        let Some((top, c)) = next.into_iter().max_by_key(|x| x.1) else {
+            continue;
+        };
+        if top != s && c * 10 >= k * SAME_NEXT_TENTHS {
+            out.extend(at.iter().map(|i| i + 1));
+        }
+    }
+    out
+}
+
 impl Headers {
     /// Headers of `text`'s lines (split on `\n`, as line anchors count them). A line's header
     /// is the outermost line above it that opens a block holding it, of at most [`MAX_BLOCK`]
@@ -174,6 +258,32 @@ impl Headers {
             if banner > 0 && parent[i] == 0 && !line.trim().is_empty() {
                 used.insert(banner);
                 parent[i] = banner as u32;
+            }
+        }
+        // A top-level line in no block of its own, in a text made of repeated sections that
+        // no indentation or banner marks (`Query: bpsA` then its tables, `commit 1a2b` then
+        // `Author:`): the line that opens its section is its header ([`repeat_openers`]). So
+        // is it for a line whose indented block opens with a line written the same in every
+        // section (`Scores for complete sequence:`), which names none of them.
+        let openers = repeat_openers(&lines);
+        if !openers.is_empty() {
+            let mut cur = 0usize;
+            for (i, line) in lines.iter().enumerate() {
+                let n = i + 1;
+                if openers.contains(&n) {
+                    cur = n;
+                    parent[i] = 0;
+                    continue;
+                }
+                if cur == 0 || line.trim().is_empty() {
+                    continue;
+                }
+                let p = parent[i] as usize;
+                let weak = p == 0 || freq.get(lines[p - 1].trim()).copied().unwrap_or(0) > 1;
+                if weak && p != cur {
+                    used.insert(cur);
+                    parent[i] = cur as u32;
+                }
             }
         }
         let text = used
@@ -323,5 +433,39 @@ mod tests {
         // Written fewer times, it opens its records.
         let h = Headers::of("- request:\n    method: GET\n- response:\n    code: 202\n");
         assert_eq!(h.header(4, &it).map(|i| i.line), Some(Some(3)));
+    }
+
+    #[test]
+    fn a_repeated_sections_opener_is_the_header_of_its_lines() {
+        let mut text = String::from("# report\n\n");
+        for (q, hit) in [
+            ("alpha", "Kinase 310.2"),
+            ("beta", "Ligase 99.1"),
+            ("gamma", "Pump 7.5"),
+        ] {
+            text.push_str(&format!(
+                "Query:  {q}  [L=300]\nScores for complete sequence:\n    E-value  score  Model\n    1e-9  {hit}\n\n"
+            ));
+        }
+        let h = Headers::of(&text);
+        let it = Item::line(Section::Evidence, 1, "x", 1.0);
+        let head = |n| h.header(n, &it).map(|i| i.text.trim().to_string());
+        // The row of beta's table (line 11) and the line opening its table (line 9, written
+        // the same in every section) have beta's opener.
+        assert_eq!(head(11).as_deref(), Some("Query:  beta  [L=300]"));
+        assert_eq!(head(9).as_deref(), Some("Query:  beta  [L=300]"));
+        assert_eq!(head(4).as_deref(), Some("Query:  alpha  [L=300]"));
+        assert_eq!(head(8), None, "an opener has none");
+        assert_eq!(head(1), None, "nor a line before the first section");
+        // A line written the same in every section opens none; nor do lines that are the
+        // text's body (log lines), or sections of one line each.
+        assert!(repeat_openers(&["a x", "b 1", "a y", "b 2", "a z", "b 3"]).is_empty());
+        let same = [
+            "Scores:", "  1", "  2", "Scores:", "  3", "  4", "Scores:", "  5",
+        ];
+        assert!(repeat_openers(&same).is_empty());
+        let log: Vec<String> = (0..30).map(|i| format!("INFO step {i}")).collect();
+        let log: Vec<&str> = log.iter().map(String::as_str).collect();
+        assert!(repeat_openers(&log).is_empty());
     }
 }
