@@ -561,6 +561,27 @@ fn guard_path_faults(e: &Env) {
     );
     assert_eq!(open_from(&e.project, &p), big.as_bytes());
 
+    // A summary ends its last line (a passthrough is the bytes as they came, above).
+    assert!(stdout(&o).ends_with(".\n"), "{:?}", stdout(&o));
+
+    // A FILE that is not there: no output to keep, so an error naming it and a failing exit
+    // (not an empty result and exit 0).
+    let missing = e.project.join("no-such-output.log");
+    let mut c = Command::new(util::bin());
+    c.args(["guard", "--no-spawn", "--tool", "Bash", "--socket"])
+        .arg(&e.socket)
+        .arg(&missing)
+        .current_dir(&e.project)
+        .env("XDG_STATE_HOME", &e.state);
+    let o = run_with_stdin(c, b"");
+    assert!(!o.status.success());
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    assert!(
+        err(&o).contains("no-such-output.log") && err(&o).contains("No such file"),
+        "{}",
+        err(&o)
+    );
+
     // --args that is not JSON, an empty --tool.
     let o = run(&["--tool", "Bash", "--args", "not json"], small, &[]);
     assert_eq!(o.stdout, small);

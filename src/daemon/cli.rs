@@ -100,10 +100,12 @@ pub fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
 ///
 /// Never loses the output: a config error, `--args` that is not JSON, an empty `--tool`, an
 /// unusable session dir or a dead daemon each get a `toolsum: warning: ...` line on stderr and a
-/// way around ([`guard_resilient`]), and the result is printed, exit 0.
+/// way around ([`guard_resilient`]), and the result is printed, exit 0. A summary, preview or
+/// binary description ends with a newline; a passthrough is the original bytes as they are.
 ///
 /// # Errors
-/// Only when stdout cannot be written.
+/// When `FILE` names a file that cannot be opened (there is no output to keep), and when stdout
+/// cannot be written.
 pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
     let mut warnings: Vec<String> = Vec::new();
     let (config, errors) = Config::load_lenient(a.config);
@@ -126,6 +128,13 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
         });
     for w in &warnings {
         eprintln!("toolsum: warning: {w}");
+    }
+    // A named file that cannot be read has no output to keep: say so and fail, rather than
+    // guard an empty result and exit 0.
+    if a.file != "-" {
+        if let Err(e) = std::fs::File::open(&a.file) {
+            anyhow::bail!("reading {}: {e}", a.file);
+        }
     }
     let out = guard_resilient(GuardCliOptions {
         config,
@@ -151,6 +160,12 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
         writeln!(stdout, "{}", serde_json::to_string(&out.response)?)?;
     } else {
         write!(stdout, "{}", out.response.text)?;
+        // A summary ends its last line; an original result is written back byte for byte.
+        if out.response.kind != crate::guard::ResultKind::Passthrough
+            && !out.response.text.ends_with('\n')
+        {
+            writeln!(stdout)?;
+        }
     }
     stdout.flush()?;
     Ok(())
