@@ -160,6 +160,12 @@ fn kill9_mid_burst_then_restart_and_faults() {
             .is_some_and(|s| s.starts_with("daemon_unavailable"))
         {
             fell_back += 1;
+            // Why it was guarded in process is said on stderr too (a hook logs it).
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("guarded in process: the daemon is unavailable"),
+                "{err}"
+            );
         }
     }
     assert!(fell_back >= 1, "no client saw the daemon die");

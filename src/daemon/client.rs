@@ -503,6 +503,10 @@ pub fn guard_resilient(opts: GuardCliOptions) -> GuardOutcome {
         };
         match crate::guard::guard(local, counter.as_deref(), None) {
             Ok(mut r) => {
+                // Said where faults are read (stderr, hook.log), not only in the response.
+                faults.push(format!(
+                    "guarded in process: the daemon is unavailable ({why})"
+                ));
                 let prefix = format!("daemon_unavailable: {why}");
                 r.reason = Some(match r.reason.take() {
                     Some(inner) => format!("{prefix}; {inner}"),
