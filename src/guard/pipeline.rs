@@ -342,8 +342,9 @@ pub const DIGEST_MAX_BYTES: usize = 16 << 20;
 
 impl SummaryJob {
     /// The pointer line to the saved file: [`footer`], or [`window_footer`] for a read-back;
-    /// for a text that is not the saved bytes themselves, after the line pointing to its raw
-    /// bytes (`Full response saved to: … (85 bytes as received; decoded from GBK above)`).
+    /// for a text that is not the saved bytes themselves, the line pointing to its raw bytes
+    /// (`Full response saved to: … (85 bytes as received; decoded from GBK above)`) instead of
+    /// the footer's first line when the raw bytes are the saved file, else before the footer.
     fn pointer(&self) -> String {
         let p = if self.window {
             window_footer(self.full())
@@ -351,6 +352,16 @@ impl SummaryJob {
             footer(self.full())
         };
         match &self.note {
+            // The raw bytes are the saved file itself: one pointer line, with the hint.
+            Some(n)
+                if !self.window
+                    && n.starts_with(&format!(
+                        "Full response saved to: {} (",
+                        self.full().path
+                    )) =>
+            {
+                format!("{n}\n{}", super::response::READ_HINT)
+            }
             Some(n) => format!("{n}\n{p}"),
             None => p,
         }

@@ -8,13 +8,16 @@ use super::{GuardError, GuardResponse, ResultKind, SavedFile, Timings, TokenStat
 /// Read/Grep on it.
 pub fn footer(saved: &SavedFile) -> String {
     format!(
-        "Full response saved to: {} ({}, {} bytes)\n\
-         Use Read (with offset/limit) or Grep on that file for anything not shown here.",
+        "Full response saved to: {} ({}, {} bytes)\n{READ_HINT}",
         saved.path,
         human_size(saved.bytes),
         thousands(saved.bytes)
     )
 }
+
+/// The second line of [`footer`]: how to read what the summary left out.
+pub const READ_HINT: &str =
+    "Use Read (with offset/limit) or Grep on that file for anything not shown here.";
 
 /// The pointer when the content is a window of a file saved earlier (a read-back of a saved
 /// file, which is not saved again): its path and size, and how to read a smaller window.

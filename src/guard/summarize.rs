@@ -426,7 +426,11 @@ fn focus_items(items: &mut [Item], query: &Query) {
 /// line is one line, so lines alone would say nothing was left out). The total size is the
 /// kind fact's, and the pointer says the rest is in the saved file: each is said once, as
 /// each digit is a token (session 18: dev recall +1).
-fn shown_fact(text: &str, packed: &[Item]) -> Item {
+///
+/// The bytes are the saved file's (`bytes`, the output as received): the text's omitted share
+/// of them, so a decoded or cleaned text (Latin-1 grows when decoded, ANSI escapes shrink)
+/// never says more was omitted than was received.
+fn shown_fact(text: &str, bytes: usize, packed: &[Item]) -> Item {
     let total_lines = text.lines().count();
     let shown: HashSet<usize> = packed
         .iter()
@@ -445,10 +449,20 @@ fn shown_fact(text: &str, packed: &[Item]) -> Item {
             "shown: {} of {} lines quoted below; about {} bytes omitted",
             reduce::fmt_num(shown.len()),
             reduce::fmt_num(total_lines),
-            reduce::fmt_num(text.len() - shown_bytes),
+            reduce::fmt_num(omitted_bytes(text.len(), shown_bytes, bytes)),
         ),
         MUST,
     )
+}
+
+/// Bytes of the saved file (`bytes`) left out when `shown` of the text's `text_len` bytes are
+/// quoted: the text's omitted share of the file, at most the file's size.
+fn omitted_bytes(text_len: usize, shown: usize, bytes: usize) -> usize {
+    let left = text_len.saturating_sub(shown);
+    if bytes == 0 || bytes == text_len || text_len == 0 {
+        return left;
+    }
+    ((left as f64 / text_len as f64) * bytes as f64).round() as usize
 }
 
 /// The items whose quoted facts (strings, URLs, paths, `file:line`, numbers of 3+ digits, by
@@ -721,7 +735,7 @@ pub fn summarize_focused(
     let mut packed = verbatim_only(packed, input.text, &[input.bytes, input.text.len()]);
     let sections = |packed: &[Item]| {
         let mut all = packed.to_vec();
-        all.push(shown_fact(input.text, packed));
+        all.push(shown_fact(input.text, input.bytes, packed));
         let (facts, evidence, errors) = render_sections(&all);
         let mut text = format!("Status: {}\nKey facts:\n{facts}\n", status.trim());
         if !evidence.is_empty() {

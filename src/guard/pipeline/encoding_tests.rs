@@ -165,15 +165,21 @@ fn utf16_over_the_limit_is_summarized_decoded_and_saved_raw() {
     assert_eq!(r.encoding.as_deref(), Some("UTF-16LE"));
     assert!(
         r.text.contains(&format!(
-            "Full response saved to: {} ({} bytes as received; decoded from UTF-16LE above)\nFull response saved to: {}",
+            "Full response saved to: {} ({} bytes as received; decoded from UTF-16LE above)\n{}",
             saved.path,
             crate::guard::save::thousands(raw.len() as u64),
-            saved.path
+            crate::guard::response::READ_HINT
         )),
         "{}",
         r.text
     );
     assert_eq!(pointed(d.path(), &r), raw);
+    assert_eq!(
+        r.text.matches(&saved.path).count(),
+        1,
+        "one pointer to one file: {}",
+        r.text
+    );
 }
 
 #[test]
