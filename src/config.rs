@@ -298,7 +298,9 @@ pub struct ConfigLayer {
     /// Results at or under this many tokens pass through unchanged.
     #[arg(long)]
     pub token_limit: Option<usize>,
-    /// Results above this many tokens get a head/tail preview instead of a summary.
+    /// Results above this many tokens take the bounded path: the model reads only the
+    /// structural reduction (the reduction alone, kind preview, when no model runs); past
+    /// 16 MiB of text (`DIGEST_MAX_BYTES`), head and tail.
     #[arg(long)]
     pub summarize_limit: Option<usize>,
     /// Tokens of tool text the model may read.
