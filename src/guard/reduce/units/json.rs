@@ -7,6 +7,9 @@ use serde_json::Value;
 use super::{keep_line, line_starts, parts, Builder, UnitKind, LONG_LINE_BYTES, MAX_UNITS};
 use crate::guard::reduce::{clip_str, show_line_max, CUT_MARK};
 
+/// Bytes after the cursor searched for an array element ([`JsonWalk::line_of_element`]): an
+/// element of a pretty array is within a line or two; a far occurrence is another element's.
+const ELEMENT_WINDOW: usize = 4_096;
 /// Shown bytes of a record's rendering.
 const RECORD_SHOW_BYTES: usize = 420;
 /// Fewest objects in a JSON array for its elements to be records.
@@ -94,6 +97,19 @@ struct Leaf<'a> {
     /// objects or of a small list's first object (`"code":{`, `"author": [ { `, whitespace as
     /// a collapsed reading of the file); empty otherwise.
     opens: String,
+    /// For an element of a short list of scalars, what the file writes around it: `[` before
+    /// the first (after the key), `]` after the last, with the list's own comma when another
+    /// member follows it (`"tags": [ "a", "b" ],`); `None` for other leaves.
+    elem: Option<Elem>,
+}
+
+/// Where a leaf sits in a short list of scalars ([`Leaf::elem`]).
+#[derive(Debug, Clone, Copy)]
+struct Elem {
+    first: bool,
+    last: bool,
+    /// A comma follows the list's `]`.
+    list_comma: bool,
 }
 
 /// Scalar leaves of an object, depth-first, at most `max`; `pending` is the opener of the
@@ -137,7 +153,16 @@ fn flat_leaves<'a>(
                                     key: k.clone(),
                                     value: e,
                                     comma: j + 1 < a.len(),
-                                    opens: String::new(),
+                                    opens: if j == 0 {
+                                        before.to_string()
+                                    } else {
+                                        String::new()
+                                    },
+                                    elem: Some(Elem {
+                                        first: j == 0,
+                                        last: j + 1 == a.len(),
+                                        list_comma: i + 1 < n,
+                                    }),
                                 });
                             }
                         }
@@ -159,6 +184,7 @@ fn flat_leaves<'a>(
                                         value: y,
                                         comma: j + 1 < m,
                                         opens,
+                                        elem: None,
                                     });
                                 }
                             }
@@ -171,6 +197,7 @@ fn flat_leaves<'a>(
                         value: x,
                         comma: i + 1 < n,
                         opens: before.to_string(),
+                        elem: None,
                     }),
                 }
                 if out.len() >= max {
@@ -184,6 +211,7 @@ fn flat_leaves<'a>(
             value: v,
             comma: false,
             opens: String::new(),
+            elem: None,
         }),
     }
 }
@@ -211,22 +239,28 @@ fn small_object_array(a: &[Value]) -> bool {
 /// Each scalar leaf as the file writes it: `"key": value` (`"key":value` when compact); long
 /// string values are cut outside their quotes.
 fn pairs(leaves: &[Leaf], pretty: bool) -> Vec<String> {
-    let sep = if pretty { "\": " } else { "\":" };
+    let (sep, sp) = if pretty { ("\": ", " ") } else { ("\":", "") };
     leaves
         .iter()
         .map(|l| {
-            let pair = format!(
-                "{}\"{}{sep}{}",
-                l.opens,
-                l.key,
-                scalar(l.value).unwrap_or_default()
-            );
+            let v = scalar(l.value).unwrap_or_default();
+            let pair = match l.elem {
+                // A list's elements as the file writes them: `"tags": [ "a",`, `"b",`, `"c" ]`.
+                Some(e) if e.first => format!("{}\"{}{sep}[{sp}{v}", l.opens, l.key),
+                Some(_) => format!("{}{v}", l.opens),
+                None => format!("{}\"{}{sep}{v}", l.opens, l.key),
+            };
             let shown = show_line_max(&pair, RECORD_SHOW_BYTES / 2);
-            // The file's comma after the value, unless the value was cut.
-            if l.comma && shown.len() == pair.len() {
-                shown + ","
-            } else {
-                shown
+            if shown.len() != pair.len() {
+                // Cut: no closing bracket or comma glued to a cut value.
+                return shown;
+            }
+            match l.elem {
+                Some(e) if e.last => {
+                    format!("{shown}{sp}]{}", if e.list_comma { "," } else { "" })
+                }
+                _ if l.comma => shown + ",",
+                _ => shown,
             }
         })
         .collect()
@@ -235,12 +269,20 @@ fn pairs(leaves: &[Leaf], pretty: bool) -> Vec<String> {
 /// Renders a record: its scalar leaves as `"key": value` pairs (the file's own spacing), joined
 /// by `, `, in braces when whole; a record too long to show whole ends with the cut mark.
 fn render_record(leaves: &[Leaf], pretty: bool) -> String {
-    let sep = if pretty { "\": " } else { "\":" };
+    let (sep, sp) = if pretty { ("\": ", " ") } else { ("\":", "") };
     let mut out = String::from("{");
     let mut cut = false;
     for (i, l) in leaves.iter().enumerate() {
         let Some(val) = scalar(l.value) else { continue };
-        let pair = format!("\"{}{sep}{val}", l.key);
+        let close = match l.elem {
+            Some(e) if e.last => format!("{sp}]"),
+            _ => String::new(),
+        };
+        let pair = match l.elem {
+            Some(e) if e.first => format!("\"{}{sep}[{sp}{val}{close}", l.key),
+            Some(_) => format!("{val}{close}"),
+            None => format!("\"{}{sep}{val}", l.key),
+        };
         if out.len() + pair.len() > RECORD_SHOW_BYTES {
             // A long string value is cut outside its quotes, never inside.
             cut = true;
@@ -315,6 +357,26 @@ impl<'t> JsonWalk<'t> {
         }
     }
 
+    /// The line of array element `x` (a scalar, or a string walked as text): its next
+    /// occurrence as JSON within [`ELEMENT_WINDOW`] bytes of the cursor, which moves past it,
+    /// so each element is anchored on its own line rather than at the line opening the array;
+    /// the cursor's line when it is not found there (escaped differently, or a detached walk).
+    fn line_of_element(&mut self, x: &Value) -> usize {
+        if let Ok(needle) = serde_json::to_string(x) {
+            let from = self.cursor.min(self.text.len());
+            let to = (from + ELEMENT_WINDOW + needle.len()).min(self.text.len());
+            if let Some(p) =
+                memchr::memmem::find(&self.text.as_bytes()[from..to], needle.as_bytes())
+            {
+                self.cursor = from + p;
+                let line = self.here();
+                self.cursor += needle.len();
+                return line;
+            }
+        }
+        self.here()
+    }
+
     fn here(&self) -> usize {
         match self.starts.binary_search(&self.cursor) {
             Ok(i) => i + 1,
@@ -340,6 +402,7 @@ impl<'t> JsonWalk<'t> {
                             value: x,
                             comma: false,
                             opens: String::new(),
+                            elem: None,
                         })
                         .collect();
                     let line = self.here();
@@ -399,11 +462,11 @@ impl<'t> JsonWalk<'t> {
                         let comma = if i + 1 < a.len() { "," } else { "" };
                         match x {
                             Value::String(s) if s.len() >= EMBEDDED_MIN || s.contains('\n') => {
-                                let line = self.here();
+                                let line = self.line_of_element(x);
                                 self.string(b, s, &p, line, depth, comma)
                             }
                             _ if scalar(x).is_some() => {
-                                let line = self.here();
+                                let line = self.line_of_element(x);
                                 let v = scalar(x).unwrap_or_default();
                                 let shown = keep_line(&format!("{v}{comma}"));
                                 let u = b.push(line, shown, UnitKind::Leaf, p.clone());

@@ -595,3 +595,52 @@ fn an_aligned_table_inside_text_has_its_headers_columns() {
         );
     }
 }
+
+#[test]
+fn a_json_arrays_elements_are_anchored_on_their_own_lines() {
+    let text = "{\n  \"name\": \"pkg\",\n  \"requires\": [\n    \"alpha>=1\",\n    \"beta; extra == 'test'\",\n    7\n  ],\n  \"tags\": [\n    \"alpha>=1\"\n  ]\n}\n";
+    let u = build(text, Kind::Json);
+    let at = |t: &str| -> Vec<usize> {
+        u.units
+            .iter()
+            .filter(|x| x.text.starts_with(t))
+            .map(|x| x.line)
+            .collect()
+    };
+    assert_eq!(at("\"beta"), vec![5]);
+    assert_eq!(at("7"), vec![6]);
+    // The same value in two arrays: each where the file has it.
+    assert_eq!(at("\"alpha"), vec![4, 9]);
+}
+
+#[test]
+fn a_records_short_list_is_shown_as_the_file_writes_it() {
+    let mut text = String::from("[\n");
+    for i in 0..4 {
+        text.push_str(&format!(
+            "  {{\n    \"name\": \"p{i}\",\n    \"tags\": [\n      \"a{i}\",\n      \"b{i}\"\n    ],\n    \"ok\": true\n  }}{}\n",
+            if i < 3 { "," } else { "" }
+        ));
+    }
+    text.push_str("]\n");
+    let u = build(&text, Kind::Json);
+    let rec = records(&u);
+    assert_eq!(rec.len(), 4);
+    let whole = rec[1].render_pairs(&(0..rec[1].pairs.len()).collect::<Vec<_>>());
+    // One key, its list in brackets: never `"tags": "a1", "tags": "b1"`.
+    assert!(whole.contains("\"tags\": [ \"a1\", \"b1\" ],"), "{whole}");
+    assert_eq!(whole.matches("\"tags\"").count(), 1, "{whole}");
+    assert!(
+        rec[1].text.contains("\"tags\": [ \"a1\", \"b1\" ]"),
+        "{}",
+        rec[1].text
+    );
+    // Collapsed, the rendering is the file's own text.
+    let flat = crate::bench::score::collapse(&text);
+    assert!(
+        flat.contains(&crate::bench::score::collapse(
+            whole.trim_start_matches('{').trim_end_matches('}')
+        )),
+        "{whole}"
+    );
+}
