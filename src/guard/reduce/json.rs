@@ -64,12 +64,14 @@ impl Facts {
 
 /// Analyses a list of records (objects) with their 1-based start lines.
 fn records(
+    text: &str,
     recs: &[(&Map<String, Value>, Option<usize>)],
     label: &str,
     ctx: &Ctx<'_>,
     f: &mut Facts,
 ) -> usize {
     let n = recs.len();
+    let lines: Vec<&str> = text.split('\n').collect();
     // Schema: key -> (types, presence).
     let mut schema: BTreeMap<&str, (Vec<&'static str>, usize, usize)> = BTreeMap::new();
     for (i, (m, _)) in recs.iter().enumerate() {
@@ -120,7 +122,8 @@ fn records(
         );
     }
     for (k, (m, line)) in failing.iter().take(MAX_FAILURES).enumerate() {
-        let text = render(&Value::Object((*m).clone()), FAILURE_RECORD_BYTES);
+        let text = own_line(&lines, *line, m, FAILURE_RECORD_BYTES)
+            .unwrap_or_else(|| render(&Value::Object((*m).clone()), FAILURE_RECORD_BYTES));
         f.items.push(Item {
             section: Section::Errors,
             order: line.unwrap_or(0) * 1000 + k,
@@ -133,7 +136,10 @@ fn records(
     let constant = Constant::of(&recs.iter().map(|(m, _)| *m).collect::<Vec<_>>());
     let ids: Vec<String> = recs
         .iter()
-        .map(|(m, _)| distinct(m, RECORD_BYTES, &constant, ctx.query))
+        .map(|(m, line)| {
+            own_line(&lines, *line, m, RECORD_BYTES)
+                .unwrap_or_else(|| distinct(m, RECORD_BYTES, &constant, ctx.query))
+        })
         .collect();
     let scores = normalise(&bm25(ctx.query, &ids));
     for (i, ((m, line), id)) in recs.iter().zip(ids).enumerate() {
@@ -150,6 +156,27 @@ fn records(
         });
     }
     failing.len()
+}
+
+/// Record `m`'s own line of `lines` (1-based `line`) as the file writes it, when the record is
+/// that whole line (an NDJSON line, a compact record in a pretty array: `{"id": 3, ...},`) and
+/// it fits in `max` bytes: a quote rather than a rendering, so the summary shows the file's
+/// text once and not beside a re-ordered copy of it.
+fn own_line(
+    lines: &[&str],
+    line: Option<usize>,
+    m: &Map<String, Value>,
+    max: usize,
+) -> Option<String> {
+    let l = lines.get(line?.checked_sub(1)?)?.trim();
+    let body = l.strip_suffix(',').unwrap_or(l);
+    if body.len() > max || !body.starts_with('{') || !body.ends_with('}') {
+        return None;
+    }
+    match serde_json::from_str::<Value>(body) {
+        Ok(Value::Object(o)) if &o == m => Some(show_line(l)),
+        _ => None,
+    }
 }
 
 /// Objects anywhere in `v` that fail by their status or error fields ([`is_failure`]).
@@ -453,7 +480,7 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
         } else {
             format!("array {}", jq_path(&path))
         };
-        n_fail = records(&recs, &label, ctx, &mut f);
+        n_fail = records(text, &recs, &label, ctx, &mut f);
         let jq = if path.is_empty() {
             ".[]".to_string()
         } else {
@@ -624,7 +651,7 @@ fn ndjson(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
     );
     let recs: Vec<(&Map<String, Value>, Option<usize>)> =
         parsed.iter().map(|(m, l)| (m, Some(*l))).collect();
-    let n_fail = records(&recs, "records", ctx, &mut f);
+    let n_fail = records(text, &recs, "records", ctx, &mut f);
     Some(Reduction {
         kind: Kind::Ndjson,
         items: f.items,

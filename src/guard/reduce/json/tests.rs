@@ -192,3 +192,38 @@ fn a_nested_object_without_a_naming_field_is_never_shown_empty() {
         r.items.iter().map(|i| &i.text).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_record_that_is_its_whole_line_is_quoted_as_the_file_writes_it() {
+    let mut text = String::new();
+    for i in 0..6 {
+        text.push_str(&format!(
+            "{{\"status\":\"Downloading\",\"progressDetail\":{{\"current\":{i}}},\"id\":\"layer{i}\"}}\n"
+        ));
+    }
+    let done = "{\"status\":\"Pull complete\",\"progressDetail\":{},\"id\":\"layer3\"}";
+    text.push_str(done);
+    text.push('\n');
+    let q = Query::new("did the pull complete?");
+    let r = reduce(&text, Kind::Ndjson, &ctx(&q)).unwrap();
+    let quoted: Vec<&Item> = r.items.iter().filter(|i| i.line == Some(7)).collect();
+    assert!(!quoted.is_empty());
+    // The line itself, never a re-ordered rendering (`{"id": "layer3", "status": ...}`).
+    for it in quoted {
+        assert_eq!(it.text, done);
+    }
+    // A record on a line with more than itself is rendered as before.
+    let lines = ["  {\"a\": 1}, {\"a\": 2}"];
+    let m: Map<String, Value> = serde_json::from_str("{\"a\": 1}").unwrap();
+    assert_eq!(own_line(&lines, Some(1), &m, 400), None);
+    let lines = ["  {\"a\": 1},"];
+    assert_eq!(
+        own_line(&lines, Some(1), &m, 400).as_deref(),
+        Some("{\"a\": 1},")
+    );
+    assert_eq!(
+        own_line(&lines, Some(1), &m, 5),
+        None,
+        "too long to quote whole"
+    );
+}
