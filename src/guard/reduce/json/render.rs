@@ -343,6 +343,7 @@ pub(super) fn distinct(
     let mut seen = std::collections::HashSet::new();
     let mut per_path: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut cands: Vec<(usize, f64, String, &Value)> = Vec::new();
+    let mut paths: Vec<String> = Vec::new();
     for (pos, (path, v)) in order.into_iter().enumerate() {
         if constant.has(&path) || k_is_url(&path) || opaque(v) {
             continue;
@@ -363,6 +364,7 @@ pub(super) fn distinct(
         }
         let nested = if path.contains(['.', '[']) { 0.3 } else { 0.0 };
         cands.push((pos, leaf_weight(&key, v, q) - nested, key, v));
+        paths.push(path);
     }
     if cands.is_empty() {
         return identity(m, max);
@@ -381,12 +383,34 @@ pub(super) fn distinct(
         len += n;
         keep[i] = true;
     }
-    let parts: Vec<String> = cands
-        .iter()
-        .zip(keep)
-        .filter(|(_, k)| *k)
-        .map(|((_, _, key, v), _)| format!("\"{key}\": {}", render(v, 120)))
-        .collect();
+    // The elements of one list under their key once, in brackets (`"categories": ["a",
+    // "b"]`), never the key repeated per element.
+    let mut parts: Vec<String> = Vec::new();
+    let mut list: Option<(&str, &str, Vec<String>)> = None;
+    for (i, (_, _, key, v)) in cands.iter().enumerate() {
+        if !keep[i] {
+            continue;
+        }
+        let path = paths[i].as_str();
+        let val = render(v, 120);
+        if let Some((p, k, vals)) = list.take() {
+            if p == path {
+                let mut vals = vals;
+                vals.push(val);
+                list = Some((p, k, vals));
+                continue;
+            }
+            parts.push(format!("\"{k}\": [{}]", vals.join(", ")));
+        }
+        if path.ends_with("[]") {
+            list = Some((path, key.as_str(), vec![val]));
+        } else {
+            parts.push(format!("\"{key}\": {val}"));
+        }
+    }
+    if let Some((_, k, vals)) = list {
+        parts.push(format!("\"{k}\": [{}]", vals.join(", ")));
+    }
     show_line_max(&format!("{{{}}}", parts.join(", ")), max)
 }
 

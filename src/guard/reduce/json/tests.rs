@@ -227,3 +227,25 @@ fn a_record_that_is_its_whole_line_is_quoted_as_the_file_writes_it() {
         "too long to quote whole"
     );
 }
+
+#[test]
+fn a_records_list_of_values_is_shown_under_its_key_once() {
+    let recs: Vec<serde_json::Value> = (0..10)
+        .map(|i| {
+            serde_json::json!({
+                "kind": "update",
+                "title": format!("KB{}", 5000 + i),
+                "categories": ["Security Updates", format!("Server {i}")]
+            })
+        })
+        .collect();
+    let maps: Vec<&serde_json::Map<String, serde_json::Value>> =
+        recs.iter().filter_map(|r| r.as_object()).collect();
+    let constant = render::Constant::of(&maps);
+    let shown = render::distinct(maps[2], 300, &constant, &Query::new("which categories"));
+    assert!(
+        shown.contains("\"categories\": [\"Security Updates\", \"Server 2\"]"),
+        "{shown}"
+    );
+    assert_eq!(shown.matches("\"categories\"").count(), 1, "{shown}");
+}
