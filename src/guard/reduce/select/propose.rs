@@ -190,6 +190,12 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
             if severity(p) == Severity::Error {
                 sc += 1.0;
             }
+            // A string holding a JSON document (`last-applied-configuration`: a copy of the
+            // record itself) is walked as units of its own; in the record it only eats the
+            // room of the pairs that answer.
+            if embedded_json(p) {
+                sc -= EMBEDDED_PENALTY;
+            }
             (sc, k)
         })
         .filter(|(sc, _)| *sc > 0.0)
@@ -242,6 +248,22 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
     } else {
         shown
     }
+}
+
+/// What a pair holding an embedded JSON document loses in [`focus_text`]'s ranking: more
+/// than the intent's words give it, less than a rare or extreme value (3.0).
+const EMBEDDED_PENALTY: f64 = 2.5;
+
+/// True for a pair whose value is a string holding JSON (`"config": "{\"a\":1, …`), as the
+/// file writes it (escaped quotes).
+pub(super) fn embedded_json(pair: &str) -> bool {
+    let Some(p) = pair.find("\":") else {
+        return false;
+    };
+    let v = pair[p + 2..].trim_start();
+    ["\"{\\\"", "\"[{\\\"", "\"[\\\""]
+        .iter()
+        .any(|o| v.starts_with(o))
 }
 
 /// Longest pair (bytes) kept to join the two kept pairs around it into one run.

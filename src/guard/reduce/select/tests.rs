@@ -628,3 +628,39 @@ fn every_line_a_negated_value_picks_is_shown_though_they_share_a_template() {
         );
     }
 }
+
+#[test]
+fn a_records_embedded_json_copy_gives_way_to_the_pairs_that_answer() {
+    // Records whose annotation holds a JSON copy of the record, longer than a focus.
+    let copy = format!(
+        "{{\\\"apiVersion\\\":\\\"apps/v1\\\",\\\"kind\\\":\\\"Deployment\\\",\\\"spec\\\":{{\\\"replicas\\\":2,\\\"template\\\":\\\"{}\\\"}}}}",
+        "x".repeat(300)
+    );
+    let mut text = String::from("[\n");
+    for i in 0..4 {
+        text.push_str(&format!(
+            "  {{\"name\": \"app{i}\", \"config\": \"{copy}\", \"other\": \"{}\", \"readyReplicas\": {i}, \"updatedReplicas\": {i}}}{}\n",
+            "y".repeat(120),
+            if i < 3 { "," } else { "" }
+        ));
+    }
+    text.push_str("]\n");
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Json,
+        "are all replicas ready?",
+    );
+    let rec = c
+        .iter()
+        .find(|c| c.item.text.contains("\"name\": \"app3\""))
+        .unwrap_or_else(|| panic!("{:#?}", c.iter().map(|c| &c.item.text).collect::<Vec<_>>()));
+    assert!(
+        rec.item.text.contains("\"readyReplicas\": 3"),
+        "{}",
+        rec.item.text
+    );
+    assert!(!rec.item.text.contains("apiVersion"), "{}", rec.item.text);
+    assert!(propose::embedded_json(&format!("\"config\": \"{copy}\"")));
+    assert!(!propose::embedded_json("\"name\": \"app2\""));
+    assert!(!propose::embedded_json("\"note\": \"{not json\""));
+}
