@@ -34,6 +34,33 @@ fn run_cells(line: &str) -> Option<(char, Vec<String>)> {
     None
 }
 
+/// Lines above a table's first row searched for a comment naming its columns.
+const FIELDS_LOOKBACK: usize = 8;
+
+/// The column names a comment line declares for the rows below it, when there are `n`:
+/// `#fields<TAB>ts<TAB>uid` (Zeek), `#Fields: date time c-ip` (W3C extended logs), `# Fields:
+/// query id, subject id, evalue` (BLAST tabular). Tab-separated names first, then comma-
+/// separated, then one name per word.
+pub(super) fn fields_line(line: &str, n: usize) -> Option<Vec<String>> {
+    let t = line.trim_start().strip_prefix('#')?.trim_start();
+    let rest = t.get(..6).filter(|w| w.eq_ignore_ascii_case("fields"))?;
+    let body = t[rest.len()..].trim_start_matches(':');
+    let split = |sep: &str| -> Vec<String> {
+        body.split(sep)
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    [
+        split("\t"),
+        split(","),
+        body.split_whitespace().map(String::from).collect(),
+    ]
+    .into_iter()
+    .find(|names| names.len() == n)
+}
+
 /// Gives the line units of each table found inside a text (runs of lines split alike) the
 /// fields named by the run's first line, so signals see its columns.
 pub(super) fn table_runs(b: &mut Builder) {
@@ -58,7 +85,14 @@ pub(super) fn table_runs(b: &mut Builder) {
         }
         if rows.len() + 1 >= MIN_RUN {
             let numeric_head = head.iter().filter(|c| signals::number(c).is_some()).count();
-            let names: Vec<String> = if numeric_head * 2 < head.len() {
+            let declared = (i.saturating_sub(FIELDS_LOOKBACK)..i)
+                .rev()
+                .find_map(|k| fields_line(&b.units[k].text, head.len()));
+            let names: Vec<String> = if let Some(names) = declared {
+                // The columns are named by a comment above: the run's first line is a row.
+                rows.insert(0, (i, head.clone()));
+                names
+            } else if numeric_head * 2 < head.len() {
                 head.clone()
             } else {
                 (1..=head.len()).map(|k| format!("column {k}")).collect()
@@ -244,16 +278,43 @@ pub(super) fn csv(b: &mut Builder, text: &str) -> bool {
     if nonblank.len() < 3 {
         return false;
     }
-    let Some(d) = delimiter(&nonblank) else {
+    // Columns declared by a leading comment (`# Fields: query id, evalue, ...` of BLAST,
+    // `#fields` of Zeek, `#Fields:` of W3C logs): the comments are lines, every other line
+    // a row.
+    let comment = |l: &str| l.trim_start().starts_with('#');
+    let data: Vec<&str> = nonblank.iter().copied().filter(|l| !comment(l)).collect();
+    let declared = if comment(nonblank[0]) && data.len() >= 3 {
+        delimiter(&data).and_then(|d| {
+            let n = split_csv(data[0], d).len();
+            nonblank
+                .iter()
+                .take_while(|l| comment(l))
+                .find_map(|l| fields_line(l, n))
+                .map(|names| (d, names))
+        })
+    } else {
+        None
+    };
+    let Some(d) = declared
+        .as_ref()
+        .map(|x| x.0)
+        .or_else(|| delimiter(&nonblank))
+    else {
         return false;
     };
-    let mut header: Option<Vec<usize>> = None;
+    let mut header: Option<Vec<usize>> = declared
+        .as_ref()
+        .map(|(_, names)| names.iter().map(|n| b.field(n)).collect());
     for (i, raw) in all.iter().enumerate() {
         if b.units.len() >= MAX_UNITS {
             break;
         }
         let l = raw.trim_end_matches('\r');
         if l.trim().is_empty() {
+            continue;
+        }
+        if declared.is_some() && comment(l) {
+            b.line(i + 1, l);
             continue;
         }
         let cells = split_csv(l, d);

@@ -644,3 +644,64 @@ fn a_records_short_list_is_shown_as_the_file_writes_it() {
         "{whole}"
     );
 }
+
+#[test]
+fn a_comment_naming_the_columns_names_a_tab_separated_tables_columns() {
+    let mut text = String::from(
+        "# BLASTN 2.2\n# Fields: query id, subject id, evalue, bit score\n# 5 hits found\n",
+    );
+    for (s, e, b) in [
+        ("NM_1", "1e-50", "200"),
+        ("XM_2", "3e-37", "152"),
+        ("NM_3", "0.5", "30"),
+        ("XM_4", "2", "20"),
+        ("NM_5", "4", "18"),
+    ] {
+        text.push_str(&format!("q1\t{s}\t{e}\t{b}\n"));
+    }
+    text.push_str("# BLAST processed 1 queries\n");
+    let u = build(&text, Kind::Lines);
+    let id = |n: &str| {
+        u.fields
+            .iter()
+            .position(|f| f.name == n)
+            .unwrap_or_else(|| panic!("{n}: {:?}", u.fields))
+    };
+    let (subject, score) = (id("subject id"), id("bit score"));
+    // The first row is a row, not the header.
+    let first = u.units.iter().find(|x| x.text.contains("NM_1")).unwrap();
+    assert!(
+        first.fields.contains(&(subject, "NM_1".to_string())),
+        "{:?}",
+        first.fields
+    );
+    assert!(first.fields.contains(&(score, "200".to_string())));
+    assert!(!u.fields.iter().any(|f| f.name == "NM_1"));
+    // The same table inside a longer text (lines of prose around it): its rows too.
+    let long =
+        format!("Search started.\nUsing database refseq.\n{text}Search finished in 2 s.\nDone.\n");
+    let u = build(&long, Kind::Lines);
+    assert!(!u.structured);
+    let subject = u
+        .fields
+        .iter()
+        .position(|f| f.name == "subject id")
+        .unwrap();
+    let first = u.units.iter().find(|x| x.text.contains("NM_1")).unwrap();
+    assert!(
+        first.fields.contains(&(subject, "NM_1".to_string())),
+        "{:?}",
+        first.fields
+    );
+    // Zeek and W3C declare theirs with tabs and spaces.
+    assert_eq!(
+        rows::fields_line("#fields\tts\tuid\tid.orig_h", 3),
+        Some(vec!["ts".into(), "uid".into(), "id.orig_h".into()])
+    );
+    assert_eq!(
+        rows::fields_line("#Fields: date time c-ip cs-method", 4).map(|v| v.len()),
+        Some(4)
+    );
+    assert_eq!(rows::fields_line("# fields of the form", 9), None);
+    assert_eq!(rows::fields_line("no comment", 2), None);
+}
