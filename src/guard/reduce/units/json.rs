@@ -66,6 +66,43 @@ fn pretty_style(text: &str) -> bool {
     spaced >= tight
 }
 
+/// True when `v` holds, at any depth, a list of objects walked as records of their own (not
+/// a [`small_object_array`]): a record shown whole would repeat them.
+fn has_records(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.values().any(has_records),
+        Value::Array(a) => {
+            (a.iter().any(Value::is_object) && !small_object_array(a)) || a.iter().any(has_records)
+        }
+        _ => false,
+    }
+}
+
+/// Bytes before the cursor (and after the record's compact length times four) searched for a
+/// record as written ([`JsonWalk::as_written`]).
+const WRITTEN_SLACK: usize = 256;
+
+/// `v` as JSON text with a space after each `:` and `,`: `{"a": 1, "b": [1, 2]}` (Python's
+/// `json.dumps`), or with `lines`, as a document of one member per line reads with its
+/// whitespace collapsed: `{ "a": 1, "b": [ 1, 2 ] }` (empty ones stay `{}` and `[]`).
+fn layout(v: &Value, lines: bool) -> String {
+    let pad = if lines { " " } else { "" };
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            let inner: Vec<String> = m
+                .iter()
+                .map(|(k, x)| format!("{}: {}", Value::String(k.clone()), layout(x, lines)))
+                .collect();
+            format!("{{{pad}{}{pad}}}", inner.join(", "))
+        }
+        Value::Array(a) if !a.is_empty() => {
+            let inner: Vec<String> = a.iter().map(|x| layout(x, lines)).collect();
+            format!("[{pad}{}{pad}]", inner.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// A scalar as JSON text (strings quoted and escaped as serde_json writes them).
 fn scalar(v: &Value) -> Option<String> {
     match v {
@@ -377,6 +414,37 @@ impl<'t> JsonWalk<'t> {
         self.here()
     }
 
+    /// Record `x` as the file writes it (whitespace collapsed), when it is short enough to
+    /// show whole ([`RECORD_SHOW_BYTES`]), holds no records of its own ([`has_records`]), and one of the usual layouts of JSON text is found
+    /// around the cursor (just past the record's first key): minified, `{"a": 1}` spaced, or
+    /// one member per line. `None` otherwise: the caller renders the record's leaves.
+    fn as_written(&self, x: &Value) -> Option<String> {
+        if has_records(x) {
+            return None;
+        }
+        let compact = serde_json::to_string(x).ok()?;
+        if compact.len() > RECORD_SHOW_BYTES || self.text.is_empty() {
+            return None;
+        }
+        let lo = self.cursor.saturating_sub(WRITTEN_SLACK);
+        let hi = (self.cursor + 4 * compact.len() + WRITTEN_SLACK).min(self.text.len());
+        let (mut lo, mut hi) = (lo.min(hi), hi);
+        while !self.text.is_char_boundary(lo) {
+            lo -= 1;
+        }
+        while !self.text.is_char_boundary(hi) {
+            hi += 1;
+        }
+        let window = &self.text[lo..hi];
+        if window.contains(&compact) {
+            return Some(compact);
+        }
+        let flat = window.split_whitespace().collect::<Vec<_>>().join(" ");
+        [layout(x, false), layout(x, true)]
+            .into_iter()
+            .find(|l| flat.contains(l.as_str()))
+    }
+
     fn here(&self) -> usize {
         match self.starts.binary_search(&self.cursor) {
             Ok(i) => i + 1,
@@ -496,7 +564,9 @@ impl<'t> JsonWalk<'t> {
         for l in leaves.iter().filter(|l| l.path.contains('.')) {
             self.covered.insert(format!("{path}.{}", l.path));
         }
-        let shown = render_record(&leaves, self.pretty);
+        let shown = self
+            .as_written(x)
+            .unwrap_or_else(|| render_record(&leaves, self.pretty));
         let u = b.push(line, shown, UnitKind::Record, path.to_string());
         let ids: Vec<(usize, String)> = leaves
             .iter()

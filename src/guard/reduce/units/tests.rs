@@ -705,3 +705,42 @@ fn a_comment_naming_the_columns_names_a_tab_separated_tables_columns() {
     assert_eq!(rows::fields_line("# fields of the form", 9), None);
     assert_eq!(rows::fields_line("no comment", 2), None);
 }
+
+#[test]
+fn a_short_record_is_shown_as_the_file_writes_it() {
+    let recs = |sep: &str, open: &str| -> String {
+        (0..4)
+            .map(|i| format!("{open}\"args\":{sep}{{\"data\":{sep}{{\"name\":{sep}\"a{i}\"}}}},{sep}\"name\":{sep}\"Ev{i}\",{sep}\"ts\":{sep}{i}}}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let flat = crate::bench::score::collapse;
+    for (text, want) in [
+        // Minified, and Python's `json.dumps` spacing.
+        (
+            format!("{{\"events\":[{}]}}", recs("", "{")),
+            "{\"args\":{\"data\":{\"name\":\"a2\"}},\"name\":\"Ev2\",\"ts\":2}".to_string(),
+        ),
+        (
+            format!("{{\"events\": [{}]}}", recs(" ", "{")),
+            "{\"args\": {\"data\": {\"name\": \"a2\"}}, \"name\": \"Ev2\", \"ts\": 2}".to_string(),
+        ),
+    ] {
+        let u = build(&text, Kind::Json);
+        let r = records(&u);
+        assert_eq!(r.len(), 4, "{text}");
+        assert_eq!(r[2].text, want);
+        assert!(flat(&text).contains(&flat(&r[2].text)));
+    }
+    // One member per line: shown with the whitespace collapsed, as the file reads.
+    let v: serde_json::Value =
+        serde_json::from_str(&format!("{{\"events\":[{}]}}", recs("", "{"))).unwrap();
+    let pretty = serde_json::to_string_pretty(&v).unwrap();
+    let u = build(&pretty, Kind::Json);
+    let r = records(&u);
+    assert_eq!(
+        r[1].text,
+        "{ \"args\": { \"data\": { \"name\": \"a1\" } }, \"name\": \"Ev1\", \"ts\": 1 }"
+    );
+    assert!(flat(&pretty).contains(&r[1].text));
+}
