@@ -1,0 +1,287 @@
+//! A JSON record's scalar leaves and their rendering as the file writes them: `"key": value`
+//! pairs (with the openers of nested objects and lists), a record's flat rendering, and the
+//! layouts a JSON text may be written in.
+
+use serde_json::Value;
+
+use super::{MAX_PAIR_ARRAY, RECORD_SHOW_BYTES};
+use crate::guard::reduce::{clip_str, show_line_max, CUT_MARK};
+
+/// How the JSON text writes a key and its value: `"k": v` (pretty) or `"k":v` (compact).
+pub(super) fn pretty_style(text: &str) -> bool {
+    let head = clip_str(text, 64 * 1024);
+    let spaced = head.matches("\": ").count();
+    let tight = head.matches("\":").count().saturating_sub(spaced);
+    spaced >= tight
+}
+
+/// True when `v` holds, at any depth, a list of objects walked as records of their own (not
+/// a [`small_object_array`]): a record shown whole would repeat them.
+pub(super) fn has_records(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.values().any(has_records),
+        Value::Array(a) => {
+            (a.iter().any(Value::is_object) && !small_object_array(a)) || a.iter().any(has_records)
+        }
+        _ => false,
+    }
+}
+
+/// `v` as JSON text with a space after each `:` and `,`: `{"a": 1, "b": [1, 2]}` (Python's
+/// `json.dumps`), or with `lines`, as a document of one member per line reads with its
+/// whitespace collapsed: `{ "a": 1, "b": [ 1, 2 ] }` (empty ones stay `{}` and `[]`).
+pub(super) fn layout(v: &Value, lines: bool) -> String {
+    let pad = if lines { " " } else { "" };
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            let inner: Vec<String> = m
+                .iter()
+                .map(|(k, x)| format!("{}: {}", Value::String(k.clone()), layout(x, lines)))
+                .collect();
+            format!("{{{pad}{}{pad}}}", inner.join(", "))
+        }
+        Value::Array(a) if !a.is_empty() => {
+            let inner: Vec<String> = a.iter().map(|x| layout(x, lines)).collect();
+            format!("[{pad}{}{pad}]", inner.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A scalar as JSON text (strings quoted and escaped as serde_json writes them).
+pub(super) fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => Some(v.to_string()),
+        _ => None,
+    }
+}
+
+/// The plain value of a scalar (strings unquoted), for field statistics.
+pub(super) fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A scalar leaf of a record.
+pub(super) struct Leaf<'a> {
+    /// Its path relative to the record (`data.title`, `tags[]`, `refs[].url`).
+    pub(super) path: String,
+    /// Its own key as the file writes it (a key may hold dots: `app.kubernetes.io/name`).
+    pub(super) key: String,
+    pub(super) value: &'a Value,
+    /// Whether a comma follows it in the file (it is not the last member of its object or
+    /// array; JSON writes that comma right after the value, so `"key": value,` is the file's
+    /// own text).
+    pub(super) comma: bool,
+    /// What the file writes right before its key when it is the first member of nested
+    /// objects or of a small list's first object (`"code":{`, `"author": [ { `, whitespace as
+    /// a collapsed reading of the file); empty otherwise.
+    pub(super) opens: String,
+    /// For an element of a short list of scalars, what the file writes around it: `[` before
+    /// the first (after the key), `]` after the last, with the list's own comma when another
+    /// member follows it (`"tags": [ "a", "b" ],`); `None` for other leaves.
+    pub(super) elem: Option<Elem>,
+}
+
+/// Where a leaf sits in a short list of scalars ([`Leaf::elem`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Elem {
+    pub(super) first: bool,
+    pub(super) last: bool,
+    /// A comma follows the list's `]`.
+    pub(super) list_comma: bool,
+}
+
+/// Scalar leaves of an object, depth-first, at most `max`; `pending` is the opener of the
+/// object `v` itself (given to its first leaf), `pretty` the document's style.
+pub(super) fn flat_leaves<'a>(
+    v: &'a Value,
+    prefix: &str,
+    depth: usize,
+    max: usize,
+    out: &mut Vec<Leaf<'a>>,
+    pretty: bool,
+    pending: &str,
+) {
+    if out.len() >= max || depth > 3 {
+        return;
+    }
+    let (sep, sp) = if pretty { ("\": ", " ") } else { ("\":", "") };
+    match v {
+        Value::Object(m) => {
+            let n = m.len();
+            for (i, (k, x)) in m.iter().enumerate() {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                let before = if i == 0 { pending } else { "" };
+                match x {
+                    Value::Object(_) => {
+                        let opens = format!("{before}\"{k}{sep}{{{sp}");
+                        flat_leaves(x, &p, depth + 1, max, out, pretty, &opens)
+                    }
+                    Value::Array(a)
+                        if a.iter().all(|e| !e.is_object() && !e.is_array())
+                            && a.len() <= MAX_PAIR_ARRAY =>
+                    {
+                        for (j, e) in a.iter().enumerate() {
+                            if out.len() < max {
+                                out.push(Leaf {
+                                    path: format!("{p}[]"),
+                                    key: k.clone(),
+                                    value: e,
+                                    comma: j + 1 < a.len(),
+                                    opens: if j == 0 {
+                                        before.to_string()
+                                    } else {
+                                        String::new()
+                                    },
+                                    elem: Some(Elem {
+                                        first: j == 0,
+                                        last: j + 1 == a.len(),
+                                        list_comma: i + 1 < n,
+                                    }),
+                                });
+                            }
+                        }
+                    }
+                    Value::Array(a) if small_object_array(a) => {
+                        for (ei, e) in a.iter().enumerate() {
+                            let Value::Object(o) = e else { continue };
+                            let m = o.len();
+                            for (j, (kk, y)) in o.iter().enumerate() {
+                                if out.len() < max {
+                                    let opens = if ei == 0 && j == 0 {
+                                        format!("{before}\"{k}{sep}[{sp}{{{sp}")
+                                    } else {
+                                        String::new()
+                                    };
+                                    out.push(Leaf {
+                                        path: format!("{p}[].{kk}"),
+                                        key: kk.clone(),
+                                        value: y,
+                                        comma: j + 1 < m,
+                                        opens,
+                                        elem: None,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                    Value::Array(_) => {}
+                    _ => out.push(Leaf {
+                        path: p,
+                        key: k.clone(),
+                        value: x,
+                        comma: i + 1 < n,
+                        opens: before.to_string(),
+                        elem: None,
+                    }),
+                }
+                if out.len() >= max {
+                    return;
+                }
+            }
+        }
+        _ => out.push(Leaf {
+            path: prefix.to_string(),
+            key: prefix.rsplit('.').next().unwrap_or(prefix).to_string(),
+            value: v,
+            comma: false,
+            opens: String::new(),
+            elem: None,
+        }),
+    }
+}
+
+/// Most objects in an array of a record for their scalars to be pairs of the record.
+pub(super) const SMALL_OBJECT_ARRAY: usize = 2;
+/// Most members of each of those objects.
+pub(super) const SMALL_OBJECT_KEYS: usize = 6;
+
+/// An array of at most [`SMALL_OBJECT_ARRAY`] objects of at most [`SMALL_OBJECT_KEYS`]
+/// scalars each (a package's one `externalRefs` entry, a resource's two tags): part of its
+/// record, shown with it, not records of their own.
+pub(super) fn small_object_array(a: &[Value]) -> bool {
+    !a.is_empty()
+        && a.len() <= SMALL_OBJECT_ARRAY
+        && a.iter().all(|e| {
+            e.as_object().is_some_and(|o| {
+                !o.is_empty()
+                    && o.len() <= SMALL_OBJECT_KEYS
+                    && o.values().all(|x| scalar(x).is_some())
+            })
+        })
+}
+
+/// Each scalar leaf as the file writes it: `"key": value` (`"key":value` when compact); long
+/// string values are cut outside their quotes.
+pub(super) fn pairs(leaves: &[Leaf], pretty: bool) -> Vec<String> {
+    let (sep, sp) = if pretty { ("\": ", " ") } else { ("\":", "") };
+    leaves
+        .iter()
+        .map(|l| {
+            let v = scalar(l.value).unwrap_or_default();
+            let pair = match l.elem {
+                // A list's elements as the file writes them: `"tags": [ "a",`, `"b",`, `"c" ]`.
+                Some(e) if e.first => format!("{}\"{}{sep}[{sp}{v}", l.opens, l.key),
+                Some(_) => format!("{}{v}", l.opens),
+                None => format!("{}\"{}{sep}{v}", l.opens, l.key),
+            };
+            let shown = show_line_max(&pair, RECORD_SHOW_BYTES / 2);
+            if shown.len() != pair.len() {
+                // Cut: no closing bracket or comma glued to a cut value.
+                return shown;
+            }
+            match l.elem {
+                Some(e) if e.last => {
+                    format!("{shown}{sp}]{}", if e.list_comma { "," } else { "" })
+                }
+                _ if l.comma => shown + ",",
+                _ => shown,
+            }
+        })
+        .collect()
+}
+
+/// Renders a record: its scalar leaves as `"key": value` pairs (the file's own spacing), joined
+/// by `, `, in braces when whole; a record too long to show whole ends with the cut mark.
+pub(super) fn render_record(leaves: &[Leaf], pretty: bool) -> String {
+    let (sep, sp) = if pretty { ("\": ", " ") } else { ("\":", "") };
+    let mut out = String::from("{");
+    let mut cut = false;
+    for (i, l) in leaves.iter().enumerate() {
+        let Some(val) = scalar(l.value) else { continue };
+        let close = match l.elem {
+            Some(e) if e.last => format!("{sp}]"),
+            _ => String::new(),
+        };
+        let pair = match l.elem {
+            Some(e) if e.first => format!("\"{}{sep}[{sp}{val}{close}", l.key),
+            Some(_) => format!("{val}{close}"),
+            None => format!("\"{}{sep}{val}", l.key),
+        };
+        if out.len() + pair.len() > RECORD_SHOW_BYTES {
+            // A long string value is cut outside its quotes, never inside.
+            cut = true;
+            if i == 0 {
+                out.push_str(&show_line_max(&pair, RECORD_SHOW_BYTES));
+            }
+            break;
+        }
+        if i > 0 {
+            out.push_str(if pretty { ", " } else { "," });
+        }
+        out.push_str(&pair);
+    }
+    if cut {
+        out.push_str(&format!(" {}", CUT_MARK));
+    } else {
+        out.push('}');
+    }
+    out
+}
