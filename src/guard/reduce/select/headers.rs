@@ -113,10 +113,10 @@ fn shape(line: &str) -> Option<String> {
 
 /// The 1-based lines that open repeated sections: top-level lines of one shape ([`shape`])
 /// that occur at least [`MIN_SECTIONS`] times, are each followed (after blank lines) by lines
-/// of one other shape ([`SAME_NEXT_TENTHS`]), and are [`MIN_SECTION_LINES`] or more lines apart
-/// on average, and name different things (half or more differ): `Query:` lines each followed by `Scores for complete sequence`, `commit` lines
-/// each followed by `Author:`. A shape on more than a third of the lines is the text's body,
-/// not its sections (log lines).
+/// of one other shape ([`SAME_NEXT_TENTHS`]), are [`MIN_SECTION_LINES`] or more lines apart on
+/// average, and name different things (half or more differ): `Query:` lines each followed by
+/// `Scores for complete sequence`, `commit` lines each followed by `Author:`. A shape on more
+/// than a third of the lines is the text's body, not its sections (log lines).
 fn repeat_openers(lines: &[&str]) -> std::collections::HashSet<usize> {
     let shapes: Vec<Option<String>> = lines.iter().map(|l| shape(l)).collect();
     // The shape (or a stand-in for an indented line) of each line's next non-blank line.

@@ -43,8 +43,13 @@ const FIELDS_LOOKBACK: usize = 8;
 /// separated, then one name per word.
 pub(super) fn fields_line(line: &str, n: usize) -> Option<Vec<String>> {
     let t = line.trim_start().strip_prefix('#')?.trim_start();
-    let rest = t.get(..6).filter(|w| w.eq_ignore_ascii_case("fields"))?;
-    let body = t[rest.len()..].trim_start_matches(':');
+    let word = t.get(..6).filter(|w| w.eq_ignore_ascii_case("fields"))?;
+    let body = &t[word.len()..];
+    // `#fields`, `# Fields:`, not `# fieldset ...`.
+    if !(body.is_empty() || body.starts_with([':', ' ', '\t'])) {
+        return None;
+    }
+    let body = body.trim_start_matches(':');
     let split = |sep: &str| -> Vec<String> {
         body.split(sep)
             .map(str::trim)

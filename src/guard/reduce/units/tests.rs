@@ -704,6 +704,7 @@ fn a_comment_naming_the_columns_names_a_tab_separated_tables_columns() {
     );
     assert_eq!(rows::fields_line("# fields of the form", 9), None);
     assert_eq!(rows::fields_line("no comment", 2), None);
+    assert_eq!(rows::fields_line("#fieldset a b", 2), None);
 }
 
 #[test]
