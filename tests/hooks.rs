@@ -581,6 +581,15 @@ fn guard_path_faults(e: &Env) {
         "{}",
         err(&o)
     );
+    let mut c = Command::new(util::bin());
+    c.args(["guard", "--no-spawn", "--tool", "Bash", "--socket"])
+        .arg(&e.socket)
+        .arg(&e.project)
+        .current_dir(&e.project)
+        .env("XDG_STATE_HOME", &e.state);
+    let o = run_with_stdin(c, b"");
+    assert!(!o.status.success());
+    assert!(err(&o).contains("it is a directory"), "{}", err(&o));
 
     // --args that is not JSON, an empty --tool.
     let o = run(&["--tool", "Bash", "--args", "not json"], small, &[]);

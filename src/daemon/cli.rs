@@ -104,7 +104,8 @@ pub fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
 /// binary description ends with a newline; a passthrough is the original bytes as they are.
 ///
 /// # Errors
-/// When `FILE` names a file that cannot be opened (there is no output to keep), and when stdout
+/// When `FILE` names a file that cannot be opened, or a directory (there is no output to
+/// keep), and when stdout
 /// cannot be written.
 pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
     let mut warnings: Vec<String> = Vec::new();
@@ -132,6 +133,11 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
     // A named file that cannot be read has no output to keep: say so and fail, rather than
     // guard an empty result and exit 0.
     if a.file != "-" {
+        match std::fs::metadata(&a.file) {
+            Err(e) => anyhow::bail!("reading {}: {e}", a.file),
+            Ok(m) if m.is_dir() => anyhow::bail!("reading {}: it is a directory", a.file),
+            Ok(_) => {}
+        }
         if let Err(e) = std::fs::File::open(&a.file) {
             anyhow::bail!("reading {}: {e}", a.file);
         }
