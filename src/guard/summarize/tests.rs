@@ -255,7 +255,8 @@ fn b13_single_line_failed_job() {
             "failing records: 1 of ×600",
             "job-0417",
             "OOMKilled: container exceeded memory limit 512Mi",
-            "\"exit_code\": 137",
+            // As the minified file writes it.
+            "\"exit_code\":137",
         ],
     );
 }

@@ -45,8 +45,20 @@ fn failing_record_is_kept() {
         .filter(|i| i.section == Section::Errors)
         .collect();
     assert_eq!(errs.len(), 1);
-    assert!(errs[0].text.contains("\"exit_code\": 137") && errs[0].text.contains("job-42"));
+    // Quoted as the file writes it (minified), not re-ordered: the text is in the file.
+    assert!(errs[0].text.contains("\"exit_code\":137") && errs[0].text.contains("job-42"));
+    assert!(t.contains(&errs[0].text), "{}", errs[0].text);
     assert_eq!(r.failed, Some(true));
+    // Pretty-printed, it reads as the file does with its whitespace collapsed.
+    let pretty = serde_json::to_string_pretty(&serde_json::json!({ "jobs": jobs })).unwrap();
+    let r = reduce(&pretty, Kind::Json, &ctx(&q)).unwrap();
+    let err = r
+        .items
+        .iter()
+        .find(|i| i.section == Section::Errors)
+        .unwrap();
+    assert!(err.text.starts_with("{ \"id\": \"job-42\""), "{}", err.text);
+    assert!(crate::bench::score::collapse(&pretty).contains(&err.text));
 }
 
 #[test]

@@ -8,8 +8,10 @@ use super::{keep_line, line_starts, parts, Builder, UnitKind, LONG_LINE_BYTES, M
 
 mod leaves;
 
+pub(crate) use leaves::layout;
+
 use leaves::{
-    flat_leaves, has_records, layout, pairs, plain, pretty_style, render_record, scalar,
+    flat_leaves, has_records, pairs, plain, pretty_style, render_record, scalar,
     small_object_array, Leaf,
 };
 

@@ -30,7 +30,7 @@ pub(super) fn has_records(v: &Value) -> bool {
 /// `v` as JSON text with a space after each `:` and `,`: `{"a": 1, "b": [1, 2]}` (Python's
 /// `json.dumps`), or with `lines`, as a document of one member per line reads with its
 /// whitespace collapsed: `{ "a": 1, "b": [ 1, 2 ] }` (empty ones stay `{}` and `[]`).
-pub(super) fn layout(v: &Value, lines: bool) -> String {
+pub(crate) fn layout(v: &Value, lines: bool) -> String {
     let pad = if lines { " " } else { "" };
     match v {
         Value::Object(m) if !m.is_empty() => {
