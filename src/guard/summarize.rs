@@ -422,49 +422,6 @@ fn focus_items(items: &mut [Item], query: &Query) {
     }
 }
 
-/// The "shown" fact: the lines quoted of all the lines, and the bytes omitted (a single 5 MB
-/// line is one line, so lines alone would say nothing was left out). The total size is the
-/// kind fact's, and the pointer says the rest is in the saved file: each is said once, as
-/// each digit is a token (session 18: dev recall +1).
-///
-/// The bytes are the saved file's (`bytes`, the output as received): the text's omitted share
-/// of them, so a decoded or cleaned text (Latin-1 grows when decoded, ANSI escapes shrink)
-/// never says more was omitted than was received.
-fn shown_fact(text: &str, bytes: usize, packed: &[Item]) -> Item {
-    let total_lines = text.lines().count();
-    let shown: HashSet<usize> = packed
-        .iter()
-        .filter(|i| i.section != Section::KeyFacts)
-        .filter_map(|i| i.line)
-        .collect();
-    let shown_bytes: usize = packed
-        .iter()
-        .filter(|i| i.section != Section::KeyFacts && i.line.is_some())
-        .map(|i| i.text.len())
-        .sum::<usize>()
-        .min(text.len());
-    Item::fact(
-        usize::MAX,
-        format!(
-            "shown: {} of {} lines quoted below; about {} bytes omitted",
-            reduce::fmt_num(shown.len()),
-            reduce::fmt_num(total_lines),
-            reduce::fmt_num(omitted_bytes(text.len(), shown_bytes, bytes)),
-        ),
-        MUST,
-    )
-}
-
-/// Bytes of the saved file (`bytes`) left out when `shown` of the text's `text_len` bytes are
-/// quoted: the text's omitted share of the file, at most the file's size.
-fn omitted_bytes(text_len: usize, shown: usize, bytes: usize) -> usize {
-    let left = text_len.saturating_sub(shown);
-    if bytes == 0 || bytes == text_len || text_len == 0 {
-        return left;
-    }
-    ((left as f64 / text_len as f64) * bytes as f64).round() as usize
-}
-
 /// The items whose quoted facts (strings, URLs, paths, `file:line`, numbers of 3+ digits, by
 /// [`crate::bench::score::facts`], the benchmark's own checker) all occur in `text`: an
 /// excerpt that a rendering changed (an escape decoded, a record re-joined, a cut inside a
@@ -733,6 +690,15 @@ pub fn summarize_focused(
         packed = reduce::select::select_with(final_cands, final_budget, counter, &policy, &headers);
     }
     let mut packed = verbatim_only(packed, input.text, &[input.bytes, input.text.len()]);
+    if policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION) {
+        if let Some(n) = top_extreme_shown(&cands, &packed) {
+            next = format!(
+                "Read L{}-L{} of the saved file (around L{n}, the top of the ranking asked for).",
+                n.saturating_sub(5).max(1),
+                (n + 20).min(input.text.lines().count().max(1))
+            );
+        }
+    }
     let sections = |packed: &[Item]| {
         let mut all = packed.to_vec();
         all.push(shown_fact(input.text, input.bytes, packed));
@@ -780,7 +746,12 @@ pub fn summarize_focused(
     }
 }
 
+mod frame;
 mod model;
+
+#[cfg(test)]
+use frame::omitted_bytes;
+use frame::{shown_fact, top_extreme_shown, BEST_MATCH_ACTION};
 
 #[cfg(test)]
 mod tests;

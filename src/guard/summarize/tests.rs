@@ -492,6 +492,37 @@ fn arb_text() -> impl proptest::strategy::Strategy<Value = String> {
 }
 
 #[test]
+fn a_ranking_questions_next_action_points_at_the_top_of_the_ranking() {
+    // Header lines share the question's words; the answer is a row far below them.
+    let mut text =
+        String::from("#fields\tts\tuid\thost\tresp_bytes\n#types\ttime\tstring\taddr\tcount\n");
+    for i in 0..400 {
+        let bytes = if i == 300 {
+            987_654_321
+        } else {
+            40_000 + (i * 7_919) % 9_001
+        };
+        text.push_str(&format!(
+            "17146{i:05}\tC{i:04}x\t10.0.{}.{}\t{bytes}\n",
+            i / 200,
+            i % 200
+        ));
+    }
+    let s = run(
+        &text,
+        None,
+        Some("which host received the most resp_bytes?"),
+    );
+    assert!(s.text.contains("987654321"), "{}", s.text);
+    assert!(
+        s.text
+            .contains("(around L303, the top of the ranking asked for)"),
+        "{}",
+        s.text
+    );
+}
+
+#[test]
 fn omitted_bytes_are_the_received_files_never_more() {
     assert_eq!(omitted_bytes(1_000, 100, 1_000), 900);
     // Latin-1 grown by decoding: 1,100 bytes of text for 1,000 received.

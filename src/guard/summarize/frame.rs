@@ -1,0 +1,74 @@
+//! The lines of a summary that frame its excerpts: the "shown" fact (lines quoted, bytes
+//! omitted) and where the next action points.
+
+use super::{reduce, Item, Section, MUST};
+use std::collections::HashSet;
+
+/// The "shown" fact: the lines quoted of all the lines, and the bytes omitted (a single 5 MB
+/// line is one line, so lines alone would say nothing was left out). The total size is the
+/// kind fact's, and the pointer says the rest is in the saved file: each is said once, as
+/// each digit is a token (session 18: dev recall +1).
+///
+/// The bytes are the saved file's (`bytes`, the output as received): the text's omitted share
+/// of them, so a decoded or cleaned text (Latin-1 grows when decoded, ANSI escapes shrink)
+/// never says more was omitted than was received.
+pub(super) fn shown_fact(text: &str, bytes: usize, packed: &[Item]) -> Item {
+    let total_lines = text.lines().count();
+    let shown: HashSet<usize> = packed
+        .iter()
+        .filter(|i| i.section != Section::KeyFacts)
+        .filter_map(|i| i.line)
+        .collect();
+    let shown_bytes: usize = packed
+        .iter()
+        .filter(|i| i.section != Section::KeyFacts && i.line.is_some())
+        .map(|i| i.text.len())
+        .sum::<usize>()
+        .min(text.len());
+    Item::fact(
+        usize::MAX,
+        format!(
+            "shown: {} of {} lines quoted below; about {} bytes omitted",
+            reduce::fmt_num(shown.len()),
+            reduce::fmt_num(total_lines),
+            reduce::fmt_num(omitted_bytes(text.len(), shown_bytes, bytes)),
+        ),
+        MUST,
+    )
+}
+
+/// How the text reducer's next action ends when it points at the best BM25 window
+/// ([`reduce::text`]): a guess that the signals' answer can replace.
+pub(super) const BEST_MATCH_ACTION: &str = "(best match for the intent).";
+
+/// The line of the shown excerpt that tops the extremes (the largest of what a ranking
+/// question asks for), for the next action: the answer the signals found, not the window of
+/// the intent's words (which can be a file's header lines).
+pub(super) fn top_extreme_shown(cands: &[reduce::select::Cand], packed: &[Item]) -> Option<usize> {
+    let shown: HashSet<usize> = packed
+        .iter()
+        .filter(|i| i.section != Section::KeyFacts)
+        .filter_map(|i| i.line)
+        .collect();
+    cands
+        .iter()
+        .filter(|c| c.channel == reduce::select::Channel::Extreme)
+        .filter_map(|c| {
+            c.item
+                .line
+                .filter(|l| shown.contains(l))
+                .map(|l| (c.score, l))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+        .map(|(_, l)| l)
+}
+
+/// Bytes of the saved file (`bytes`) left out when `shown` of the text's `text_len` bytes are
+/// quoted: the text's omitted share of the file, at most the file's size.
+pub(super) fn omitted_bytes(text_len: usize, shown: usize, bytes: usize) -> usize {
+    let left = text_len.saturating_sub(shown);
+    if bytes == 0 || bytes == text_len || text_len == 0 {
+        return left;
+    }
+    ((left as f64 / text_len as f64) * bytes as f64).round() as usize
+}
