@@ -133,13 +133,12 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
     // A named file that cannot be read has no output to keep: say so and fail, rather than
     // guard an empty result and exit 0.
     if a.file != "-" {
-        match std::fs::metadata(&a.file) {
-            Err(e) => anyhow::bail!("reading {}: {e}", a.file),
-            Ok(m) if m.is_dir() => anyhow::bail!("reading {}: it is a directory", a.file),
-            Ok(_) => {}
-        }
-        if let Err(e) = std::fs::File::open(&a.file) {
-            anyhow::bail!("reading {}: {e}", a.file);
+        let dir = std::fs::File::open(&a.file)
+            .and_then(|f| f.metadata())
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", a.file))?
+            .is_dir();
+        if dir {
+            anyhow::bail!("reading {}: it is a directory", a.file);
         }
     }
     let out = guard_resilient(GuardCliOptions {

@@ -5,6 +5,7 @@
 
 use super::rank::bm25;
 use super::text::{normalise, reduce_lines};
+use super::units::written_in;
 use super::{count, derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -125,7 +126,13 @@ fn records(
     let mut flat: Option<String> = None;
     for (k, (m, line)) in failing.iter().take(MAX_FAILURES).enumerate() {
         let text = own_line(&lines, *line, m, FAILURE_RECORD_BYTES)
-            .or_else(|| as_written(text, &mut flat, m, FAILURE_RECORD_BYTES))
+            .or_else(|| {
+                // Quoted, not rendered with its keys re-ordered (`{"status": "failed",
+                // "error": ..., "id": 10137}` is in no file).
+                let v = Value::Object((*m).clone());
+                let compact = serde_json::to_string(&v).ok()?;
+                written_in(&v, compact, text, &mut flat, FAILURE_RECORD_BYTES)
+            })
             .unwrap_or_else(|| render(&Value::Object((*m).clone()), FAILURE_RECORD_BYTES));
         f.items.push(Item {
             section: Section::Errors,
@@ -180,33 +187,6 @@ fn own_line(
         Ok(Value::Object(o)) if &o == m => Some(show_line(l)),
         _ => None,
     }
-}
-
-/// Record `m` as `text` writes it, when that fits in `max` bytes: minified, `{"a": 1}`
-/// spaced, or (in `flat`, the text with its whitespace collapsed, made on first use) one member
-/// per line. A failing record is quoted, not rendered with its keys re-ordered (`{"status":
-/// "failed", "error": ..., "id": 10137}` is in no file).
-fn as_written(
-    text: &str,
-    flat: &mut Option<String>,
-    m: &Map<String, Value>,
-    max: usize,
-) -> Option<String> {
-    let v = Value::Object(m.clone());
-    let compact = serde_json::to_string(&v).ok()?;
-    if compact.len() > max {
-        return None;
-    }
-    if text.contains(&compact) {
-        return Some(compact);
-    }
-    let flat = flat.get_or_insert_with(|| text.split_whitespace().collect::<Vec<_>>().join(" "));
-    [
-        super::units::layout(&v, false),
-        super::units::layout(&v, true),
-    ]
-    .into_iter()
-    .find(|l| l.len() <= max && flat.contains(l.as_str()))
 }
 
 /// Objects anywhere in `v` that fail by their status or error fields ([`is_failure`]).

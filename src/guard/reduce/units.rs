@@ -19,7 +19,7 @@ mod ancestry;
 mod json;
 mod rows;
 
-pub(crate) use json::layout;
+pub(crate) use json::written_in;
 use json::{json_after_preamble, json_doc, ndjson};
 use rows::{aligned_runs, csv, table, table_runs};
 

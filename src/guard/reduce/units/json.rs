@@ -8,7 +8,7 @@ use super::{keep_line, line_starts, parts, Builder, UnitKind, LONG_LINE_BYTES, M
 
 mod leaves;
 
-pub(crate) use leaves::layout;
+pub(crate) use leaves::written_in;
 
 use leaves::{
     flat_leaves, has_records, pairs, plain, pretty_style, render_record, scalar,
@@ -147,11 +147,11 @@ impl<'t> JsonWalk<'t> {
     /// around the cursor (just past the record's first key): minified, `{"a": 1}` spaced, or
     /// one member per line. `None` otherwise: the caller renders the record's leaves.
     fn as_written(&self, x: &Value) -> Option<String> {
-        if has_records(x) {
+        if has_records(x) || self.text.is_empty() {
             return None;
         }
         let compact = serde_json::to_string(x).ok()?;
-        if compact.len() > RECORD_SHOW_BYTES || self.text.is_empty() {
+        if compact.len() > RECORD_SHOW_BYTES {
             return None;
         }
         let lo = self.cursor.saturating_sub(WRITTEN_SLACK);
@@ -163,14 +163,7 @@ impl<'t> JsonWalk<'t> {
         while !self.text.is_char_boundary(hi) {
             hi += 1;
         }
-        let window = &self.text[lo..hi];
-        if window.contains(&compact) {
-            return Some(compact);
-        }
-        let flat = window.split_whitespace().collect::<Vec<_>>().join(" ");
-        [layout(x, false), layout(x, true)]
-            .into_iter()
-            .find(|l| flat.contains(l.as_str()))
+        written_in(x, compact, &self.text[lo..hi], &mut None, RECORD_SHOW_BYTES)
     }
 
     fn here(&self) -> usize {

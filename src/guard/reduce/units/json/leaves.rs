@@ -27,10 +27,34 @@ pub(super) fn has_records(v: &Value) -> bool {
     }
 }
 
+/// `v` as `raw` writes it, when it fits in `max` bytes: minified (`compact`, its
+/// `serde_json::to_string`, found in `raw`), or spaced or one member per line ([`layout`]),
+/// found in `flat`, the text of `raw` with its whitespace collapsed (made on first use, so a
+/// caller quoting several records of one text collapses it once). `None` when `raw` writes it
+/// otherwise (other escapes, other number forms): then it is not quoted as written.
+pub(crate) fn written_in(
+    v: &Value,
+    compact: String,
+    raw: &str,
+    flat: &mut Option<String>,
+    max: usize,
+) -> Option<String> {
+    if compact.len() > max {
+        return None;
+    }
+    if raw.contains(&compact) {
+        return Some(compact);
+    }
+    let flat = flat.get_or_insert_with(|| raw.split_whitespace().collect::<Vec<_>>().join(" "));
+    [layout(v, false), layout(v, true)]
+        .into_iter()
+        .find(|l| l.len() <= max && flat.contains(l.as_str()))
+}
+
 /// `v` as JSON text with a space after each `:` and `,`: `{"a": 1, "b": [1, 2]}` (Python's
 /// `json.dumps`), or with `lines`, as a document of one member per line reads with its
 /// whitespace collapsed: `{ "a": 1, "b": [ 1, 2 ] }` (empty ones stay `{}` and `[]`).
-pub(crate) fn layout(v: &Value, lines: bool) -> String {
+pub(super) fn layout(v: &Value, lines: bool) -> String {
     let pad = if lines { " " } else { "" };
     match v {
         Value::Object(m) if !m.is_empty() => {
