@@ -64,6 +64,29 @@ fn mask(tok: &str) -> &str {
     }
 }
 
+/// True for a token that labels the value after it (`Query:`, `Database:`, `user=`): letters,
+/// digits, `_` or `-`, starting with a letter, ending in `:` or `=`.
+fn label(tok: &str) -> bool {
+    let Some(word) = tok.strip_suffix([':', '=']) else {
+        return false;
+    };
+    word.starts_with(|c: char| c.is_ascii_alphabetic())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// True when two token sequences of one length differ at a position where either holds a
+/// label: `# Query: contig_0` and `# BLASTN 2.14.0+` say different things, however many
+/// other positions agree, so they are never one template (Drain alone would merge them at
+/// 2 of 3 positions and count 16 `Query:` lines for 8).
+pub fn labels_clash<A: AsRef<str>, B: AsRef<str>>(a: &[A], b: &[B]) -> bool {
+    a.iter().zip(b).any(|(x, y)| {
+        let (x, y) = (x.as_ref(), y.as_ref());
+        x != y && (label(x) || label(y))
+    })
+}
+
 /// One mined template.
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -115,7 +138,7 @@ pub fn mine(lines: &[&str], sevs: &[Severity]) -> (Vec<Template>, Vec<Option<usi
                 .filter(|(a, b)| a.as_str() == **b)
                 .count();
             let sim = same as f64 / toks.len().max(1) as f64;
-            if sim >= thr && best.is_none_or(|(_, s)| sim > s) {
+            if sim >= thr && best.is_none_or(|(_, s)| sim > s) && !labels_clash(&t.tokens, &toks) {
                 best = Some((tid, sim));
             }
         }
@@ -613,6 +636,31 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
 mod tests {
     use super::*;
     use crate::guard::reduce::rank::Query;
+
+    #[test]
+    fn lines_with_different_labels_are_different_templates() {
+        let lines = [
+            "# BLASTN 2.14.0+",
+            "# Query: contig_0",
+            "# Database: refseq_rna",
+            "# BLASTN 2.14.0+",
+            "# Query: contig_1",
+            "# Database: refseq_rna",
+        ];
+        let sevs = vec![Severity::None; lines.len()];
+        let (templates, of_line) = mine(&lines, &sevs);
+        assert_eq!(templates.len(), 3, "{templates:?}");
+        assert_eq!(of_line[1], of_line[4], "both Query: lines are one template");
+        assert_ne!(of_line[0], of_line[1]);
+        let query = &templates[of_line[1].unwrap()];
+        assert_eq!(query.lines, vec![2, 5], "two Query: lines, not four");
+        // Values still vary under one label.
+        assert!(!labels_clash(&["user=", "<*>"], &["user=", "bob"]));
+        assert!(labels_clash(
+            &["#", "Query:", "<*>"],
+            &["#", "BLASTN", "<*>"]
+        ));
+    }
 
     #[test]
     fn the_next_result_of_a_list_is_not_an_error_lines_context() {

@@ -621,7 +621,10 @@ fn mine(units: &mut [Unit], templates: &mut Vec<Template>) {
             let t = &toks_of[tid];
             let same = t.iter().zip(&toks).filter(|(a, b)| a == b).count();
             let sim = same as f64 / toks.len().max(1) as f64;
-            if sim >= thr && best.is_none_or(|(_, s)| sim > s) {
+            if sim >= thr
+                && best.is_none_or(|(_, s)| sim > s)
+                && !super::text::labels_clash(t, &toks)
+            {
                 best = Some((tid, sim));
             }
         }
