@@ -36,6 +36,10 @@ const HEADER_RESERVE: usize = 40;
 /// Tokens kept for the model's Status (beyond the rule-written one it replaces) and its
 /// optional Decisions / Open questions / Next action when it runs.
 const NARRATIVE_RESERVE: usize = 60;
+/// Relevance of each repeated section's first entry when the question asks about each of
+/// them ([`reduce::signals::section_firsts`]): below a unit that holds the question's words
+/// (1.0), level with a record a named value picks.
+const EACH_REL: f64 = 1.0;
 /// Fewest generated tokens worth asking the model for (a Status sentence).
 const MIN_NEW_TOKENS: usize = 32;
 /// Fewest input tokens worth showing the model.
@@ -503,12 +507,19 @@ pub fn summarize_focused(
     let mut query = query;
     reduce::intent::add_measures(&mut query, input.intent.unwrap_or(""));
     let units = reduce::units::build(input.text, kind);
-    let scores = reduce::signals::score(&units, &query, &asks);
+    let mut scores = reduce::signals::score(&units, &query, &asks);
     let headers = if kind.has_blocks() {
         reduce::select::Headers::of(input.text)
     } else {
         reduce::select::Headers::default()
     };
+    if asks.each {
+        // One answer per section: each section's first entry is relevant on its own.
+        for i in reduce::signals::section_firsts(&units, &headers, &query) {
+            scores.rel[i] = scores.rel[i].max(EACH_REL);
+            scores.picked.insert(i);
+        }
+    }
     let mined = reduce::signals::facts(&units, &query, &headers);
     let mut cands = reduce::select::from_kind(red.items.clone(), &query);
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));

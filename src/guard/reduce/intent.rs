@@ -23,7 +23,13 @@ pub struct Asks {
     /// Whether something worked ("did creating the label succeed?", "did the build pass?"):
     /// its errors are the answer either way.
     pub outcome: bool,
+    /// Something of each of many parts ("the top hit for each query", "per file", "every
+    /// commit's author"): one answer per section, not the best of the whole.
+    pub each: bool,
 }
+
+/// Words that ask for one answer per part of the output.
+const EACH: &[&str] = &["each", "every", "per"];
 
 /// Words that ask for the top of a ranking.
 const MOST: &[&str] = &[
@@ -177,6 +183,9 @@ impl Asks {
             count: has(COUNT),
             why: has(WHY),
             outcome: has(OUTCOME),
+            each: lower
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| EACH.contains(&w)),
         }
     }
 
@@ -286,6 +295,12 @@ mod tests {
         assert!(a.least);
         let a = Asks::of("What does the orders table look like?");
         assert_eq!(a, Asks::default());
+        assert!(Asks::of("the top hit for each query").each);
+        assert!(Asks::of("requests per endpoint").each);
+        assert!(
+            !Asks::of("what happened to peach?").each,
+            "a word, not a part of one"
+        );
     }
 
     #[test]

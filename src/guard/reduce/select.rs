@@ -22,7 +22,7 @@ mod propose;
 mod summary;
 
 pub use calls::calls;
-pub use headers::Headers;
+pub use headers::{lead, Headers};
 pub use named::named_keys;
 pub use propose::{candidates, from_kind};
 pub use summary::summary_blocks;

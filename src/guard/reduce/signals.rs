@@ -22,10 +22,12 @@ use super::signal::{self, Severity};
 use super::units::{Unit, UnitKind, Units};
 
 mod chosen;
+mod each;
 mod extremes;
 mod fields;
 mod mining;
 
+pub use each::section_firsts;
 use extremes::extreme_field;
 pub(crate) use extremes::line_ref;
 use fields::slot_dist;

@@ -575,3 +575,38 @@ proptest::proptest! {
         proptest::prop_assert!(used <= 300 + 60 || out.iter().any(|i| i.prio >= MUST));
     }
 }
+
+/// "The top hit for each query" is answered per section: each query's first row is shown,
+/// not only the few rows that top the whole file.
+#[test]
+fn each_sections_first_row_answers_a_question_about_each() {
+    let mut text = String::new();
+    for q in 0..8 {
+        text.push_str(&format!(
+            "# BLASTN 2.14.0+\n# Query: contig_{q}\n# Database: refseq_rna\n\
+             # Fields: query id, subject id, % identity, evalue, bit score\n# 30 hits found\n"
+        ));
+        for r in 0..30 {
+            // Bit scores fall down each section; the best of the file is in contig_3.
+            let bits = 900 - r * 25 - if q == 3 { 0 } else { 40 + q * 3 };
+            text.push_str(&format!(
+                "contig_{q}\tNM_{q}{r:02}77.1\t{}.5\t1.0e-{}\t{bits}.0\n",
+                70 + (r * 7 + q) % 30,
+                90 - r
+            ));
+        }
+    }
+    text.push_str("# BLAST processed 8 queries\n");
+    let s = run(&text, None, Some("what is the top hit for each query"));
+    for q in 0..8 {
+        let first = format!("NM_{q}0077.1");
+        assert!(
+            s.text.contains(&first),
+            "query {q}'s top hit {first} missing:\n{}",
+            s.text
+        );
+    }
+    // Without "each", the file's own best is still shown.
+    let s = run(&text, None, Some("what is the best hit"));
+    assert!(s.text.contains("NM_30077.1"), "{}", s.text);
+}

@@ -35,6 +35,8 @@ pub struct Headers {
     parent: Vec<u32>,
     /// The header lines' texts as shown, by 1-based line.
     text: std::collections::HashMap<usize, String>,
+    /// 1-based lines that open a repeated section ([`repeat_openers`]).
+    openers: std::collections::HashSet<usize>,
 }
 
 /// True for a tag with no attributes and nothing else (`<brick>`, `</a>`).
@@ -102,12 +104,45 @@ fn shape(line: &str) -> Option<String> {
     if line.len() > MAX_HEADER_BYTES || indent(line) > 0 || !header_like(line) || is_banner(line) {
         return None;
     }
-    let w: String = line
+    lead(line)
+}
+
+/// Shortest name (bytes) a header's line is taken to repeat.
+const MIN_NAME_BYTES: usize = 3;
+
+/// True when `line` already says which record it is in: it holds the name its header gives
+/// after the header's lead word (`contig_0` of `# Query: contig_0`, the metric of `# HELP
+/// vmware_datastore_capacity_size ...`), so the header would cost tokens and add nothing.
+fn names_in(header: &str, line: &str) -> bool {
+    let skip = if header
         .split_whitespace()
-        .next()?
-        .chars()
-        .filter(|c| !c.is_ascii_digit())
-        .collect();
+        .next()
+        .is_some_and(|w| w.chars().all(|c| c.is_ascii_punctuation()))
+    {
+        2
+    } else {
+        1
+    };
+    header
+        .split_whitespace()
+        .nth(skip)
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .is_some_and(|w| w.len() >= MIN_NAME_BYTES && line.contains(w))
+}
+
+/// A line's first word with digits taken out, after a leading comment or quote mark if it
+/// has one (`# Query:`, `// File:`, `> Author:`: the mark says what kind of line it is, not
+/// what it names); `None` for a blank line.
+pub fn lead(line: &str) -> Option<String> {
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    let mut w: String = first.chars().filter(|c| !c.is_ascii_digit()).collect();
+    if first.chars().all(|c| c.is_ascii_punctuation()) {
+        if let Some(next) = words.next() {
+            w.push(' ');
+            w.extend(next.chars().filter(|c| !c.is_ascii_digit()));
+        }
+    }
     (!w.is_empty()).then_some(w)
 }
 
@@ -295,7 +330,18 @@ impl Headers {
                 )
             })
             .collect();
-        Headers { parent, text }
+        Headers {
+            parent,
+            text,
+            openers,
+        }
+    }
+
+    /// The 1-based line opening the repeated section that 1-based line `n` is in (`Query:
+    /// bpsA` for a row of its table), or `None` when `n` is in none or opens one.
+    pub fn section_of(&self, n: usize) -> Option<usize> {
+        let p = *self.parent.get(n.checked_sub(1)?)? as usize;
+        (p > 0 && self.openers.contains(&p)).then_some(p)
     }
 
     /// No line has a header.
@@ -317,6 +363,9 @@ impl Headers {
     /// when the line is not inside a block.
     pub fn header(&self, n: usize, like: &Item) -> Option<Item> {
         let (p, text) = self.of_line(n)?;
+        if names_in(text, &like.text) {
+            return None;
+        }
         Some(Item::line(like.section, p, text.to_string(), like.prio))
     }
 }
@@ -467,5 +516,36 @@ mod tests {
         let log: Vec<String> = (0..30).map(|i| format!("INFO step {i}")).collect();
         let log: Vec<&str> = log.iter().map(String::as_str).collect();
         assert!(repeat_openers(&log).is_empty());
+    }
+
+    /// BLAST tabular with comments: `# Query:` lines open the sections (a leading comment
+    /// mark is not the line's lead word), and a row that names its query brings no header.
+    #[test]
+    fn comment_marked_openers_open_sections_and_a_named_row_needs_no_header() {
+        let mut text = String::new();
+        for q in ["contig_0", "contig_1", "contig_2"] {
+            text.push_str(&format!(
+                "# BLASTN 2.14.0+\n# Query: {q}\n# Database: refseq_rna\n{q}\tNM_1.2\t99.1\n{q}\tNM_3.1\t80.0\n"
+            ));
+        }
+        assert_eq!(lead("# Query: contig_0").as_deref(), Some("# Query:"));
+        assert_eq!(lead("// File: a.c").as_deref(), Some("// File:"));
+        // A number first is no mark: its lead is empty, not the word after it (stack frames
+        // `10  crash-client!...` are no section openers).
+        assert_eq!(lead("10  crash-client!main"), None);
+        let h = Headers::of(&text);
+        assert_eq!(
+            h.section_of(9),
+            Some(7),
+            "contig_1's first row is in its section"
+        );
+        assert_eq!(h.section_of(7), None, "an opener is in none");
+        let row = Item::line(Section::Evidence, 9, "contig_1\tNM_1.2\t99.1", 1.0);
+        assert!(h.header(9, &row).is_none(), "the row names contig_1 itself");
+        let other = Item::line(Section::Evidence, 9, "NM_1.2 99.1", 1.0);
+        assert_eq!(
+            h.header(9, &other).map(|i| i.text),
+            Some("# Query: contig_1".to_string())
+        );
     }
 }
