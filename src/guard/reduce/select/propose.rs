@@ -187,7 +187,12 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
             if hot.is_some_and(|h| h.contains(&unit.fields[k].0)) {
                 sc += 3.0;
             }
-            if severity(p) == Severity::Error {
+            // The pair that makes the record an error or a warning is why it is shown under
+            // Errors: it is shown with it, like a rare value.
+            let sev = severity(p);
+            if sev != Severity::None && sev == unit.sev {
+                sc += SEVERE_PAIR;
+            } else if sev == Severity::Error {
                 sc += 1.0;
             }
             // A string holding a JSON document (`last-applied-configuration`: a copy of the
@@ -265,6 +270,10 @@ pub(super) fn embedded_json(pair: &str) -> bool {
         .iter()
         .any(|o| v.starts_with(o))
 }
+
+/// What the pair that gives a record its severity adds in [`focus_text`]'s ranking: as much
+/// as a rare or extreme value, so an Errors line shows its error.
+const SEVERE_PAIR: f64 = 3.0;
 
 /// Longest pair (bytes) kept to join the two kept pairs around it into one run.
 const BRIDGE_BYTES: usize = 40;

@@ -664,3 +664,33 @@ fn a_records_embedded_json_copy_gives_way_to_the_pairs_that_answer() {
     assert!(!propose::embedded_json("\"name\": \"app2\""));
     assert!(!propose::embedded_json("\"note\": \"{not json\""));
 }
+
+/// A record shown under Errors shows the pair that put it there: a deprecated flag deep in a
+/// long record, not only its name and the first pairs.
+#[test]
+fn a_severe_records_focus_shows_its_severe_pair() {
+    let mut text = String::from("[\n");
+    for i in 0..6 {
+        let flag = if i == 4 {
+            "--deprecated-kubelet-completely-insecure=true"
+        } else {
+            "--secure-port=10250"
+        };
+        text.push_str(&format!(
+            "  {{\"name\": \"app{i}\", \"image\": \"gcr.io/app{i}:v1.{i}\", \"notes\": \"{}\", \"args\": [\"--v=2\", \"--cert-dir=/tmp\", \"{flag}\"], \"cpu\": \"{i}0m\"}}{}\n",
+            "n".repeat(200),
+            if i < 5 { "," } else { "" }
+        ));
+    }
+    text.push_str("]\n");
+    let c = generic_candidates(&text, crate::guard::reduce::Kind::Json, "which images run?");
+    let rec = c
+        .iter()
+        .find(|c| c.item.text.contains("\"name\": \"app4\"") && c.item.section == Section::Errors)
+        .unwrap_or_else(|| panic!("{:#?}", c.iter().map(|c| &c.item.text).collect::<Vec<_>>()));
+    assert!(
+        rec.item.text.contains("--deprecated-kubelet"),
+        "{}",
+        rec.item.text
+    );
+}
