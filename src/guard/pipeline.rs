@@ -530,7 +530,9 @@ impl SummaryJob {
             intent: self.intent.as_deref(),
             input_tokens: self.input_tokens,
             bytes: self.input_bytes,
-            frame_tokens: counter.count(header) + counter.count(&self.pointer()) + 2,
+            // The frame as it is joined around the sections (a one-byte stand-in for them),
+            // so the tokens of the line breaks between them count too.
+            frame_tokens: counter.count(&compose(&format!("{header}\n."), &self.pointer())),
         };
         let budget = SummaryBudget {
             prefill_budget: self.limits.prefill_budget,

@@ -40,6 +40,10 @@ const NARRATIVE_RESERVE: usize = 60;
 /// them ([`reduce::signals::section_firsts`]): below a unit that holds the question's words
 /// (1.0), level with a record a named value picks.
 const EACH_REL: f64 = 1.0;
+/// Why a next action re-pointed at the top of the extremes points there.
+const RANKED_WHY: &str = "the top of the ranking asked for";
+/// Why a next action re-pointed at the most relevant shown excerpt points there.
+const RELEVANT_WHY: &str = "the best match shown above";
 /// Fewest generated tokens worth asking the model for (a Status sentence).
 const MIN_NEW_TOKENS: usize = 32;
 /// Fewest input tokens worth showing the model.
@@ -691,6 +695,21 @@ pub fn summarize_focused(
     }
     // The sections' budget once the model's part is known: what its Status and notes did
     // not use goes back to the excerpts.
+    // The next action may be re-pointed at a shown excerpt once they are packed; a longer
+    // one costs the least important excerpt in the fit below, not room held back for it.
+    let n_lines = input.text.lines().count().max(1);
+    let pointed = |n: usize, why: &str| {
+        format!(
+            "Read L{}-L{} of the saved file (around L{n}, {why}).",
+            n.saturating_sub(5).max(1),
+            (n + 20).min(n_lines)
+        )
+    };
+    let to_extreme = policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION);
+    let to_relevant = !to_extreme
+        && (next.ends_with(BEST_MATCH_ACTION) || next.ends_with(LAST_ERROR_ACTION))
+        && policy.question
+        && !(policy.asks.why || policy.asks.outcome);
     let used = counter.count(&status)
         + counter.count(&next)
         + counter.count(&decisions)
@@ -701,13 +720,15 @@ pub fn summarize_focused(
         packed = reduce::select::select_with(final_cands, final_budget, counter, &policy, &headers);
     }
     let mut packed = verbatim_only(packed, input.text, &[input.bytes, input.text.len()]);
-    if policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION) {
+    if to_extreme {
         if let Some(n) = top_extreme_shown(&cands, &packed) {
-            next = format!(
-                "Read L{}-L{} of the saved file (around L{n}, the top of the ranking asked for).",
-                n.saturating_sub(5).max(1),
-                (n + 20).min(input.text.lines().count().max(1))
-            );
+            next = pointed(n, RANKED_WHY);
+        }
+    } else if to_relevant {
+        // A question that is not about what failed: the shown excerpt that answers it best,
+        // not the last error line or the BM25 window of its words.
+        if let Some(n) = top_relevant_shown(&cands, &packed) {
+            next = pointed(n, RELEVANT_WHY);
         }
     }
     let sections = |packed: &[Item]| {
@@ -762,7 +783,9 @@ mod model;
 
 #[cfg(test)]
 use frame::omitted_bytes;
-use frame::{shown_fact, top_extreme_shown, BEST_MATCH_ACTION};
+use frame::{
+    shown_fact, top_extreme_shown, top_relevant_shown, BEST_MATCH_ACTION, LAST_ERROR_ACTION,
+};
 
 #[cfg(test)]
 mod tests;

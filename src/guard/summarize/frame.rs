@@ -41,6 +41,40 @@ pub(super) fn shown_fact(text: &str, bytes: usize, packed: &[Item]) -> Item {
 /// ([`reduce::text`]): a guess that the signals' answer can replace.
 pub(super) const BEST_MATCH_ACTION: &str = "(best match for the intent).";
 
+/// How the text reducer's next action ends when it points at the last error line
+/// ([`reduce::text`]): right for a question about what failed, a guess for any other.
+pub(super) const LAST_ERROR_ACTION: &str = "(around the last error line).";
+
+/// Least relevance (0..=1) of a shown excerpt for the next action to point at it.
+const MIN_NEXT_REL: f64 = 0.5;
+
+/// The line of the shown excerpt most relevant to the question (the highest
+/// [`reduce::select::Cand::rel`], then score, then the earliest line), for the next action:
+/// where the answer the signals found is, rather than the last error line of a text whose
+/// errors the question is not about.
+pub(super) fn top_relevant_shown(cands: &[reduce::select::Cand], packed: &[Item]) -> Option<usize> {
+    let shown: HashSet<usize> = packed
+        .iter()
+        .filter(|i| i.section != Section::KeyFacts)
+        .filter_map(|i| i.line)
+        .collect();
+    cands
+        .iter()
+        .filter(|c| c.rel >= MIN_NEXT_REL && c.item.section != Section::KeyFacts)
+        .filter_map(|c| {
+            c.item
+                .line
+                .filter(|l| shown.contains(l))
+                .map(|l| (c.rel, c.score, l))
+        })
+        .max_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(b.2.cmp(&a.2))
+        })
+        .map(|(_, _, l)| l)
+}
+
 /// The line of the shown excerpt that tops the extremes (the largest of what a ranking
 /// question asks for), for the next action: the answer the signals found, not the window of
 /// the intent's words (which can be a file's header lines).

@@ -610,3 +610,33 @@ fn each_sections_first_row_answers_a_question_about_each() {
     let s = run(&text, None, Some("what is the best hit"));
     assert!(s.text.contains("NM_30077.1"), "{}", s.text);
 }
+
+/// A question that is not about failures gets a next action at the excerpt that answers it,
+/// not at the last error line; a question about what failed keeps the error line.
+#[test]
+fn the_next_action_points_at_the_answer_to_a_question_not_about_errors() {
+    let mut text = String::new();
+    for i in 1..=400 {
+        match i {
+            120 => text.push_str("config: datastore name007 freespace 5080350720 bytes\n"),
+            390 => text.push_str("ERROR: sensor 7 reading out of range\n"),
+            _ => text.push_str(&format!("INFO poll {i} completed in {} ms\n", 10 + i % 7)),
+        }
+    }
+    let s = run(
+        &text,
+        None,
+        Some("how much freespace does datastore name007 have?"),
+    );
+    assert!(
+        s.text.contains("(around L120, the best match shown above)"),
+        "{}",
+        s.text
+    );
+    let s = run(&text, None, Some("why did the sensor check fail?"));
+    assert!(
+        s.text.contains("(around the last error line)"),
+        "{}",
+        s.text
+    );
+}
