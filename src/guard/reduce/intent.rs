@@ -26,6 +26,69 @@ pub struct Asks {
     /// Something of each of many parts ("the top hit for each query", "per file", "every
     /// commit's author"): one answer per section, not the best of the whole.
     pub each: bool,
+    /// A number the answer's values are compared with ("e-values above 0.001", "requests
+    /// over 500 ms"): the records on the asked side of it are the answer.
+    pub limit: Option<Limit>,
+}
+
+/// A threshold a question states: values above (or below) `value`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limit {
+    /// Values above the threshold are asked for (else values below it).
+    pub above: bool,
+    /// The threshold as written (`500` of "over 500 ms").
+    pub value: f64,
+    /// The threshold scaled by its unit as field values are read (0.5 for "over 500 ms": a
+    /// value written `350ms` reads 0.35); `value` when it has none.
+    pub scaled: f64,
+}
+
+/// A comparison word or sign, then a number: the threshold a question states.
+static LIMIT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)\b(?:(above|over|greater than|more than|higher than|larger than|bigger than|longer than|slower than|exceeds?|exceeding)|(below|under|less than|lower than|smaller than|shorter than|faster than))\s+(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s?([a-zµ%]{0,3})\b|(>=?|<=?)\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s?([a-zµ%]{0,3})\b",
+    )
+    .unwrap()
+});
+
+impl Limit {
+    /// The first threshold `intent` states, if any.
+    pub fn of(intent: &str) -> Option<Limit> {
+        let c = LIMIT.captures(intent)?;
+        let (above, num, unit) = match (c.get(1), c.get(2), c.get(5)) {
+            (Some(_), _, _) => (true, c.get(3)?, c.get(4)),
+            (_, Some(_), _) => (false, c.get(3)?, c.get(4)),
+            (_, _, Some(sign)) => (sign.as_str().starts_with('>'), c.get(6)?, c.get(7)),
+            _ => return None,
+        };
+        let value: f64 = num.as_str().parse().ok()?;
+        let unit = unit.map_or("", |m| m.as_str());
+        // With its unit, as field values are read ([`number`]: `500 ms` is 0.5 s).
+        let scaled = crate::guard::reduce::signals::number(&format!("{}{unit}", num.as_str()))
+            .unwrap_or(value);
+        Some(Limit {
+            above,
+            value,
+            scaled,
+        })
+    }
+
+    /// The threshold to compare with, as written or scaled by its unit.
+    pub fn with(self, scaled: bool) -> Limit {
+        Limit {
+            value: if scaled { self.scaled } else { self.value },
+            ..self
+        }
+    }
+
+    /// Whether `v` is on the asked side of the threshold.
+    pub fn holds(&self, v: f64) -> bool {
+        if self.above {
+            v > self.value
+        } else {
+            v < self.value
+        }
+    }
 }
 
 /// Words that ask for one answer per part of the output.
@@ -186,6 +249,7 @@ impl Asks {
             each: lower
                 .split(|c: char| !c.is_alphanumeric())
                 .any(|w| EACH.contains(&w)),
+            limit: Limit::of(intent),
         }
     }
 
@@ -301,6 +365,15 @@ mod tests {
             !Asks::of("what happened to peach?").each,
             "a word, not a part of one"
         );
+        let l = Asks::of("at which hit do the e-values stop being significant (above 0.001)?");
+        assert_eq!(l.limit.map(|l| (l.above, l.value)), Some((true, 0.001)));
+        let l = Limit::of("requests that took less than 5 ms").unwrap();
+        assert!(!l.above && l.holds(4.0) && !l.holds(5.0));
+        let l = Limit::of("pauses > 100ms").unwrap();
+        assert_eq!((l.value, l.scaled), (100.0, 0.1));
+        assert_eq!(Limit::of("over 500 ms").map(|l| l.scaled), Some(0.5));
+        assert_eq!(Limit::of("which tests failed?"), None);
+        assert_eq!(Limit::of("tests over budget"), None);
     }
 
     #[test]

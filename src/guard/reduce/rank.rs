@@ -449,12 +449,18 @@ impl Query {
     /// or shares a prefix with one: names are compounds and abbreviations, so "stars" names
     /// `stargazers_count` and "memory" names `mem_used` (the query term at least
     /// [`MIN_PREFIX_TERM`] chars, the field's word at least [`MIN_PREFIX_WORD`]).
+    ///
+    /// Hyphens and underscores do not count: "e-values" names `Hsp_evalue`, "bit-score"
+    /// `bitscore`.
     pub fn names_word(&self, word: &str) -> bool {
-        self.has(word)
+        let bare = |w: &str| -> String { w.chars().filter(|c| !matches!(c, '-' | '_')).collect() };
+        let word = bare(word);
+        self.has(&word)
             || self.terms.keys().any(|t| {
+                let t = bare(t);
                 t.len() >= MIN_PREFIX_TERM
                     && word.len() >= MIN_PREFIX_WORD
-                    && (word.starts_with(t.as_str()) || t.starts_with(word))
+                    && (word.starts_with(t.as_str()) || t.starts_with(word.as_str()))
             })
     }
 }

@@ -25,6 +25,7 @@ mod chosen;
 mod each;
 mod extremes;
 mod fields;
+mod limit;
 mod mining;
 
 pub use each::section_firsts;
@@ -70,6 +71,8 @@ const PICKED_REL: f64 = 0.8;
 /// Relevance of a record picked by a value the question negates ("not Established"): the
 /// few records with another value are the answer itself, above any word match.
 const NEGATED_PICKED_REL: f64 = 0.95;
+/// Relevance of a record past a threshold the question states ([`limit::crossing`]).
+const LIMIT_REL: f64 = 1.0;
 /// Factor on the relevance of a unit that holds a word the question negates.
 const NEGATED_WEIGHT: f64 = 0.3;
 /// Templates covering at most this share of the units are rare (when the input repeats).
@@ -237,6 +240,18 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         let hot = s.hot.entry(i).or_default();
         if !hot.contains(&f) {
             hot.push(f);
+        }
+    }
+    // Records past a threshold the question states, on a field it names: the answer, each
+    // one (or where a long run past it starts).
+    if let Some(limit) = asks.limit {
+        for (i, f) in limit::crossing(u, q, limit) {
+            s.rel[i] = s.rel[i].max(LIMIT_REL);
+            s.picked.insert(i);
+            let hot = s.hot.entry(i).or_default();
+            if !hot.contains(&f) {
+                hot.push(f);
+            }
         }
     }
     // A rare value matters most in a field the intent names; every record has some rare

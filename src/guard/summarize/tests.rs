@@ -640,3 +640,35 @@ fn the_next_action_points_at_the_answer_to_a_question_not_about_errors() {
         s.text
     );
 }
+
+/// A question that states a threshold ("above 0.001") is answered where the values cross it,
+/// in the file's order, however many records come before: the last hit within it and the
+/// first past it, with their values as written.
+#[test]
+fn a_stated_threshold_shows_where_the_values_cross_it() {
+    let mut text = String::from("<BlastOutput>\n<Hits>\n");
+    for i in 1..=300 {
+        let e = if i <= 180 {
+            format!("{:.5e}", 1e-40 * 10f64.powi(i / 5))
+        } else {
+            format!("{:.5}", 0.001 + i as f64 * 1e-5)
+        };
+        text.push_str(&format!(
+            "  <Hit>\n    <Hit_num>{i}</Hit_num>\n    <Hit_accession>ZP_{i:06}</Hit_accession>\n    <Hit_len>{}</Hit_len>\n    <Hsp_evalue>{e}</Hsp_evalue>\n  </Hit>\n",
+            100 + (i * 37) % 400
+        ));
+    }
+    text.push_str("</Hits>\n</BlastOutput>\n");
+    let s = run(
+        &text,
+        None,
+        Some("at which hit do the e-values stop being significant (above 0.001)?"),
+    );
+    assert!(s.text.contains("<Hit_num>180</Hit_num>"), "{}", s.text);
+    assert!(s.text.contains("<Hit_num>181</Hit_num>"), "{}", s.text);
+    assert!(
+        s.text.contains("<Hsp_evalue>0.00281</Hsp_evalue>"),
+        "{}",
+        s.text
+    );
+}

@@ -23,6 +23,12 @@ pub fn number(v: &str) -> Option<f64> {
     if v.is_empty() || v.len() > 24 {
         return None;
     }
+    // Scientific notation as written (`4.20576e-46`, `1e-9`), finite only (not `inf`, `NaN`).
+    if v.contains(['e', 'E']) && v.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+        if let Ok(x) = v.parse::<f64>() {
+            return x.is_finite().then_some(x);
+        }
+    }
     if let Some((m, s)) = v.split_once(':') {
         if m.chars().all(|c| c.is_ascii_digit()) && !m.is_empty() && s.len() <= 6 {
             return Some(m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?);

@@ -1,0 +1,154 @@
+//! The records on the asked side of a threshold the question states ("at which hit do the
+//! e-values stop being significant (above 0.001)?", "requests over 500 ms").
+//!
+//! The field is any numeric field the question names ([`Query::names_word`]); the threshold is
+//! the number it compares with ([`Limit`]). A few records past it are the answer, each one;
+//! many are a run, and what answers is where it starts: the last record before the first
+//! crossing and the first past it, in the file's order. Nothing here knows a format.
+
+use super::number;
+use crate::guard::reduce::intent::Limit;
+use crate::guard::reduce::rank::{tokenize, Query};
+use crate::guard::reduce::units::Units;
+
+/// Fewest records with the field for a threshold on it to mean anything.
+const MIN_VALUES: usize = 4;
+/// Most records past the threshold shown each; more are shown by where the run starts.
+const MAX_LISTED: usize = 8;
+
+/// (unit index, field id) of the records that answer a threshold question: every record past
+/// the threshold when at most [`MAX_LISTED`] are, else the record before the first crossing
+/// and the first past it. Fields where no record or every record is past it are skipped
+/// (the threshold does not split them).
+pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (f, field) in u.fields.iter().enumerate() {
+        let own = field
+            .name
+            .rsplit(['.', '/', ' '])
+            .next()
+            .unwrap_or(&field.name);
+        if !tokenize(own).iter().any(|w| q.names_word(w)) {
+            continue;
+        }
+        let vals: Vec<(usize, f64)> = u
+            .units
+            .iter()
+            .enumerate()
+            .filter_map(|(i, unit)| {
+                let v = unit.fields.iter().find(|(id, _)| *id == f)?;
+                number(&v.1).map(|x| (i, x))
+            })
+            .collect();
+        if vals.len() < MIN_VALUES {
+            continue;
+        }
+        // The threshold as written, else scaled by its unit, whichever splits the values.
+        let split = |l: &Limit| {
+            let past = vals.iter().filter(|(_, v)| l.holds(*v)).count();
+            (past > 0 && past < vals.len()).then_some(past)
+        };
+        let Some((limit, past)) = [limit.with(false), limit.with(true)]
+            .into_iter()
+            .find_map(|l| split(&l).map(|p| (l, p)))
+        else {
+            continue;
+        };
+        if past <= MAX_LISTED {
+            out.extend(
+                vals.iter()
+                    .filter(|(_, v)| limit.holds(*v))
+                    .map(|&(i, _)| (i, f)),
+            );
+            continue;
+        }
+        let first = vals.iter().position(|(_, v)| limit.holds(*v)).unwrap_or(0);
+        if first > 0 {
+            out.push((vals[first - 1].0, f));
+        }
+        out.push((vals[first].0, f));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::reduce::units::build;
+    use crate::guard::reduce::Kind;
+
+    fn hits(n: usize, cut: usize) -> String {
+        let recs: Vec<String> = (1..=n)
+            .map(|i| {
+                let e = if i < cut {
+                    1e-9 * i as f64
+                } else {
+                    0.01 * i as f64
+                };
+                format!("{{\"num\": {i}, \"accession\": \"ZP_{i:05}\", \"evalue\": {e:e}}}")
+            })
+            .collect();
+        format!("[\n{}\n]\n", recs.join(",\n"))
+    }
+
+    #[test]
+    fn where_a_run_past_the_threshold_starts() {
+        let text = hits(40, 25);
+        let u = build(&text, Kind::Json);
+        let q = Query::new("at which hit do the e-values stop being significant (above 0.001)?");
+        let limit = Limit {
+            above: true,
+            value: 0.001,
+            scaled: 0.001,
+        };
+        let got: Vec<&str> = crossing(&u, &q, limit)
+            .into_iter()
+            .map(|(i, _)| u.units[i].text.as_str())
+            .collect();
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(
+            got[0].contains("ZP_00024") && got[1].contains("ZP_00025"),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn a_few_past_the_threshold_are_each_an_answer() {
+        let text = hits(40, 36);
+        let u = build(&text, Kind::Json);
+        let q = Query::new("which evalues are above 0.001?");
+        let got = crossing(
+            &u,
+            &q,
+            Limit {
+                above: true,
+                value: 0.001,
+                scaled: 0.001,
+            },
+        );
+        assert_eq!(got.len(), 5);
+        // A field the question does not name, or that the threshold does not split: none.
+        let q = Query::new("which are above 0.001?");
+        assert!(crossing(
+            &u,
+            &q,
+            Limit {
+                above: true,
+                value: 0.001,
+                scaled: 0.001
+            }
+        )
+        .is_empty());
+        let q = Query::new("which num is above 0.001?");
+        assert!(crossing(
+            &u,
+            &q,
+            Limit {
+                above: true,
+                value: 0.001,
+                scaled: 0.001
+            }
+        )
+        .is_empty());
+    }
+}
