@@ -26,6 +26,7 @@ mod each;
 mod extremes;
 mod fields;
 mod limit;
+mod series;
 mod mining;
 
 pub use each::section_firsts;
@@ -73,6 +74,9 @@ const PICKED_REL: f64 = 0.8;
 const NEGATED_PICKED_REL: f64 = 0.95;
 /// Relevance of a record past a threshold the question states ([`limit::crossing`]).
 const LIMIT_REL: f64 = 1.0;
+/// Relevance of the last record of a numbered series when the question asks how many
+/// ([`series::series_ends`]).
+const SERIES_END_REL: f64 = 0.9;
 /// Factor on the relevance of a unit that holds a word the question negates.
 const NEGATED_WEIGHT: f64 = 0.3;
 /// Templates covering at most this share of the units are rare (when the input repeats).
@@ -247,6 +251,17 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     if let Some(limit) = asks.limit {
         for (i, f) in limit::crossing(u, q, limit) {
             s.rel[i] = s.rel[i].max(LIMIT_REL);
+            s.picked.insert(i);
+            let hot = s.hot.entry(i).or_default();
+            if !hot.contains(&f) {
+                hot.push(f);
+            }
+        }
+    }
+    // The last record of a numbered series states how many there are.
+    if asks.count {
+        for (i, f) in series::series_ends(u) {
+            s.rel[i] = s.rel[i].max(SERIES_END_REL);
             s.picked.insert(i);
             let hot = s.hot.entry(i).or_default();
             if !hot.contains(&f) {

@@ -671,4 +671,7 @@ fn a_stated_threshold_shows_where_the_values_cross_it() {
         "{}",
         s.text
     );
+    // How many: the last of the numbered hits says it.
+    let s = run(&text, None, Some("how many hits did the search return?"));
+    assert!(s.text.contains("<Hit_num>300</Hit_num>"), "{}", s.text);
 }
