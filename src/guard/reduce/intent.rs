@@ -41,6 +41,9 @@ pub struct Limit {
     /// The threshold scaled by its unit as field values are read (0.5 for "over 500 ms": a
     /// value written `350ms` reads 0.35); `value` when it has none.
     pub scaled: f64,
+    /// Whether the threshold is written with a unit the values are read with (`ms`, `s`,
+    /// `MB`, `%`).
+    pub unit: bool,
 }
 
 /// A comparison word or sign, then a number: the threshold a question states.
@@ -64,12 +67,13 @@ impl Limit {
         let value: f64 = num.as_str().parse().ok()?;
         let unit = unit.map_or("", |m| m.as_str());
         // With its unit, as field values are read ([`number`]: `500 ms` is 0.5 s).
-        let scaled = crate::guard::reduce::signals::number(&format!("{}{unit}", num.as_str()))
-            .unwrap_or(value);
+        let with_unit = crate::guard::reduce::signals::number(&format!("{}{unit}", num.as_str()))
+            .filter(|_| !unit.is_empty());
         Some(Limit {
             above,
             value,
-            scaled,
+            scaled: with_unit.unwrap_or(value),
+            unit: with_unit.is_some(),
         })
     }
 

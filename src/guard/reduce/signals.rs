@@ -26,8 +26,8 @@ mod each;
 mod extremes;
 mod fields;
 mod limit;
-mod series;
 mod mining;
+mod series;
 
 pub use each::section_firsts;
 use extremes::extreme_field;

@@ -1,8 +1,9 @@
 //! The records on the asked side of a threshold the question states ("at which hit do the
 //! e-values stop being significant (above 0.001)?", "requests over 500 ms").
 //!
-//! The field is any numeric field the question names ([`Query::names_word`]); the threshold is
-//! the number it compares with ([`Limit`]). A few records past it are the answer, each one;
+//! The field is any numeric field the question names ([`Query::names_word`]), or one whose
+//! values carry a unit when the threshold has one ("over 500 ms" of `rt=612ms`); the
+//! threshold is the number it compares with ([`Limit`]). A few records past it are the answer, each one;
 //! many are a run, and what answers is where it starts: the last record before the first
 //! crossing and the first past it, in the file's order. Nothing here knows a format.
 
@@ -28,41 +29,46 @@ pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, usize)> {
             .rsplit(['.', '/', ' '])
             .next()
             .unwrap_or(&field.name);
-        if !tokenize(own).iter().any(|w| q.names_word(w)) {
-            continue;
-        }
-        let vals: Vec<(usize, f64)> = u
+        let named = tokenize(own).iter().any(|w| q.names_word(w));
+        // (unit index, value, whether it is written with a unit: `612ms`, `1.2G`).
+        let vals: Vec<(usize, f64, bool)> = u
             .units
             .iter()
             .enumerate()
             .filter_map(|(i, unit)| {
                 let v = unit.fields.iter().find(|(id, _)| *id == f)?;
-                number(&v.1).map(|x| (i, x))
+                let x = number(&v.1)?;
+                Some((i, x, v.1.trim().ends_with(|c: char| c.is_alphabetic())))
             })
             .collect();
         if vals.len() < MIN_VALUES {
             continue;
         }
+        // A field the question does not name answers it when its values carry a unit and
+        // the threshold has one ("over 500 ms" of `rt=612ms`): compared scaled.
+        let with_units = vals.iter().filter(|v| v.2).count() * 10 >= vals.len() * 8;
+        let by_unit = !named && with_units && limit.unit;
+        if !named && !by_unit {
+            continue;
+        }
         // The threshold as written, else scaled by its unit, whichever splits the values.
         let split = |l: &Limit| {
-            let past = vals.iter().filter(|(_, v)| l.holds(*v)).count();
+            let past = vals.iter().filter(|v| l.holds(v.1)).count();
             (past > 0 && past < vals.len()).then_some(past)
         };
-        let Some((limit, past)) = [limit.with(false), limit.with(true)]
-            .into_iter()
+        let sides: &[bool] = if by_unit { &[true] } else { &[false, true] };
+        let Some((limit, past)) = sides
+            .iter()
+            .map(|&scaled| limit.with(scaled))
             .find_map(|l| split(&l).map(|p| (l, p)))
         else {
             continue;
         };
         if past <= MAX_LISTED {
-            out.extend(
-                vals.iter()
-                    .filter(|(_, v)| limit.holds(*v))
-                    .map(|&(i, _)| (i, f)),
-            );
+            out.extend(vals.iter().filter(|v| limit.holds(v.1)).map(|v| (v.0, f)));
             continue;
         }
-        let first = vals.iter().position(|(_, v)| limit.holds(*v)).unwrap_or(0);
+        let first = vals.iter().position(|v| limit.holds(v.1)).unwrap_or(0);
         if first > 0 {
             out.push((vals[first - 1].0, f));
         }
@@ -100,6 +106,7 @@ mod tests {
             above: true,
             value: 0.001,
             scaled: 0.001,
+            unit: false,
         };
         let got: Vec<&str> = crossing(&u, &q, limit)
             .into_iter()
@@ -124,6 +131,7 @@ mod tests {
                 above: true,
                 value: 0.001,
                 scaled: 0.001,
+                unit: false,
             },
         );
         assert_eq!(got.len(), 5);
@@ -135,7 +143,8 @@ mod tests {
             Limit {
                 above: true,
                 value: 0.001,
-                scaled: 0.001
+                scaled: 0.001,
+                unit: false,
             }
         )
         .is_empty());
@@ -146,9 +155,29 @@ mod tests {
             Limit {
                 above: true,
                 value: 0.001,
-                scaled: 0.001
+                scaled: 0.001,
+                unit: false,
             }
         )
         .is_empty());
+    }
+
+    #[test]
+    fn a_unit_in_the_question_finds_the_field_written_with_it() {
+        let lines: Vec<String> = (1..=40)
+            .map(|i| {
+                let rt = if i % 13 == 0 { 600 + i } else { 100 + i };
+                format!("GET /api/item/{i} status=200 bytes=500 rt={rt}ms")
+            })
+            .collect();
+        let text = lines.join("\n") + "\n";
+        let u = build(&text, Kind::Log);
+        let intent = "which requests took over 500 ms?";
+        let got: Vec<&str> = crossing(&u, &Query::new(intent), Limit::of(intent).unwrap())
+            .into_iter()
+            .map(|(i, _)| u.units[i].text.as_str())
+            .collect();
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got.iter().all(|t| t.contains("rt=6")), "{got:?}");
     }
 }

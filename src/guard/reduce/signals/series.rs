@@ -46,7 +46,12 @@ mod tests {
     #[test]
     fn a_series_counted_from_one_ends_at_its_count() {
         let recs: Vec<String> = (1..=12)
-            .map(|i| format!("{{\"num\": {i}, \"len\": {}, \"id\": \"a{i}\"}}", 100 + i * 7 % 5))
+            .map(|i| {
+                format!(
+                    "{{\"num\": {i}, \"len\": {}, \"id\": \"a{i}\"}}",
+                    100 + i * 7 % 5
+                )
+            })
             .collect();
         let text = format!("[\n{}\n]\n", recs.join(",\n"));
         let u = build(&text, Kind::Json);
@@ -54,7 +59,8 @@ mod tests {
         assert_eq!(ends.len(), 1, "only num counts up by one: {ends:?}");
         assert!(u.units[ends[0].0].text.contains("\"num\": 12"));
         // A series that skips or repeats is no count.
-        let text = "[{\"n\": 1}, {\"n\": 2}, {\"n\": 2}, {\"n\": 3}, {\"n\": 4}, {\"n\": 5}, {\"n\": 6}]";
+        let text =
+            "[{\"n\": 1}, {\"n\": 2}, {\"n\": 2}, {\"n\": 3}, {\"n\": 4}, {\"n\": 5}, {\"n\": 6}]";
         assert!(series_ends(&build(text, Kind::Json)).is_empty());
     }
 }
