@@ -487,7 +487,11 @@ pub fn summarize_focused(
 ) -> Summary {
     let t0 = Instant::now();
     let (arg_words, exit_code) = parse_args(input.args);
-    let query = Query::new(&format!("{} {}", input.intent.unwrap_or(""), arg_words));
+    let query = Query::new(&format!(
+        "{} {}",
+        reduce::intent::Limit::strip(input.intent.unwrap_or("")),
+        arg_words
+    ));
     let kind = reduce::detect(input.text);
     let ctx = Ctx {
         query: &query,
@@ -707,7 +711,9 @@ pub fn summarize_focused(
     };
     let to_extreme = policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION);
     let to_relevant = !to_extreme
-        && (next.ends_with(BEST_MATCH_ACTION) || next.ends_with(LAST_ERROR_ACTION))
+        && [BEST_MATCH_ACTION, LAST_ERROR_ACTION, LAST_LINES_ACTION]
+            .iter()
+            .any(|a| next.ends_with(a))
         && policy.question
         && !(policy.asks.why || policy.asks.outcome);
     let used = counter.count(&status)
@@ -785,6 +791,7 @@ mod model;
 use frame::omitted_bytes;
 use frame::{
     shown_fact, top_extreme_shown, top_relevant_shown, BEST_MATCH_ACTION, LAST_ERROR_ACTION,
+    LAST_LINES_ACTION,
 };
 
 #[cfg(test)]

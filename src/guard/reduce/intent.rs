@@ -77,6 +77,13 @@ impl Limit {
         })
     }
 
+    /// `intent` without the thresholds it states: their numbers are compared with values, not
+    /// searched for as words (a question about requests "over 500 ms" is not about the
+    /// lines that say `500`).
+    pub fn strip(intent: &str) -> std::borrow::Cow<'_, str> {
+        LIMIT.replace_all(intent, " ")
+    }
+
     /// The threshold to compare with, as written or scaled by its unit.
     pub fn with(self, scaled: bool) -> Limit {
         Limit {
@@ -378,6 +385,10 @@ mod tests {
         assert_eq!(Limit::of("over 500 ms").map(|l| l.scaled), Some(0.5));
         assert_eq!(Limit::of("which tests failed?"), None);
         assert_eq!(Limit::of("tests over budget"), None);
+        assert_eq!(
+            Limit::strip("requests over 500 ms on /api?"),
+            "requests   on /api?"
+        );
     }
 
     #[test]

@@ -253,7 +253,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             s.rel[i] = s.rel[i].max(LIMIT_REL);
             s.picked.insert(i);
             let hot = s.hot.entry(i).or_default();
-            if !hot.contains(&f) {
+            if f != usize::MAX && !hot.contains(&f) {
                 hot.push(f);
             }
         }

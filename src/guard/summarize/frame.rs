@@ -45,11 +45,15 @@ pub(super) const BEST_MATCH_ACTION: &str = "(best match for the intent).";
 /// ([`reduce::text`]): right for a question about what failed, a guess for any other.
 pub(super) const LAST_ERROR_ACTION: &str = "(around the last error line).";
 
+/// How the text reducer's next action ends when nothing matched the intent: a guess too.
+pub(super) const LAST_LINES_ACTION: &str = "or search it for what you need.";
+
 /// Least relevance (0..=1) of a shown excerpt for the next action to point at it.
 const MIN_NEXT_REL: f64 = 0.5;
 
 /// The line of the shown excerpt most relevant to the question (the highest
-/// [`reduce::select::Cand::rel`], then score, then the earliest line), for the next action:
+/// [`reduce::select::Cand::rel`], then an excerpt before an error line, since the question is
+/// not about what failed, then score, then the earliest line), for the next action:
 /// where the answer the signals found is, rather than the last error line of a text whose
 /// errors the question is not about.
 pub(super) fn top_relevant_shown(cands: &[reduce::select::Cand], packed: &[Item]) -> Option<usize> {
@@ -65,14 +69,15 @@ pub(super) fn top_relevant_shown(cands: &[reduce::select::Cand], packed: &[Item]
             c.item
                 .line
                 .filter(|l| shown.contains(l))
-                .map(|l| (c.rel, c.score, l))
+                .map(|l| (c.rel, c.item.section != Section::Errors, c.score, l))
         })
         .max_by(|a, b| {
             a.0.total_cmp(&b.0)
-                .then(a.1.total_cmp(&b.1))
-                .then(b.2.cmp(&a.2))
+                .then(a.1.cmp(&b.1))
+                .then(a.2.total_cmp(&b.2))
+                .then(b.3.cmp(&a.3))
         })
-        .map(|(_, _, l)| l)
+        .map(|(_, _, _, l)| l)
 }
 
 /// The line of the shown excerpt that tops the extremes (the largest of what a ranking

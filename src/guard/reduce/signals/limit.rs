@@ -10,19 +10,20 @@
 use super::number;
 use crate::guard::reduce::intent::Limit;
 use crate::guard::reduce::rank::{tokenize, Query};
-use crate::guard::reduce::units::Units;
+use crate::guard::reduce::units::{UnitKind, Units};
 
 /// Fewest records with the field for a threshold on it to mean anything.
 const MIN_VALUES: usize = 4;
 /// Most records past the threshold shown each; more are shown by where the run starts.
 const MAX_LISTED: usize = 8;
 
-/// (unit index, field id) of the records that answer a threshold question: every record past
+/// (unit index, field id, `usize::MAX` for a number in a line) of the records that answer a
+/// threshold question: every record past
 /// the threshold when at most [`MAX_LISTED`] are, else the record before the first crossing
 /// and the first past it. Fields where no record or every record is past it are skipped
 /// (the threshold does not split them).
 pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
+    let mut out = slot_crossing(u, limit);
     for (f, field) in u.fields.iter().enumerate() {
         let own = field
             .name
@@ -73,6 +74,68 @@ pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, usize)> {
             out.push((vals[first - 1].0, f));
         }
         out.push((vals[first].0, f));
+    }
+    out
+}
+
+/// The same for the numbers at one position of a line template written with a unit
+/// (`[0.5s]` of a test line, `12M` of `du -h`), when the threshold has one: (unit index,
+/// `usize::MAX`, no field) pairs. A bare number in a line is compared only through a field.
+fn slot_crossing(u: &Units, limit: Limit) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    if !limit.unit {
+        return out;
+    }
+    let limit = limit.with(true);
+    let mut by_template: Vec<Vec<usize>> = vec![Vec::new(); u.templates.len()];
+    for (i, unit) in u.units.iter().enumerate() {
+        if unit.kind == UnitKind::Line {
+            by_template[unit.template].push(i);
+        }
+    }
+    for (t, members) in by_template.iter().enumerate() {
+        if members.len() < MIN_VALUES || u.templates[t].shaped {
+            continue;
+        }
+        let slots: Vec<usize> = u.templates[t]
+            .text
+            .split(' ')
+            .enumerate()
+            .filter(|(_, w)| *w == "<*>")
+            .map(|(p, _)| p)
+            .collect();
+        for p in slots {
+            let vals: Vec<(usize, f64)> = members
+                .iter()
+                .filter_map(|&i| {
+                    let tok = u.units[i].text.split_whitespace().nth(p)?;
+                    let bare = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '%');
+                    let unit = bare.ends_with(|c: char| c.is_alphabetic() || c == '%');
+                    let digit = bare.starts_with(|c: char| c.is_ascii_digit());
+                    (unit && digit).then(|| number(bare).map(|x| (i, x)))?
+                })
+                .collect();
+            if vals.len() * 10 < members.len() * 8 {
+                continue;
+            }
+            let past: Vec<usize> = vals
+                .iter()
+                .filter(|v| limit.holds(v.1))
+                .map(|v| v.0)
+                .collect();
+            if past.is_empty() || past.len() == vals.len() {
+                continue;
+            }
+            if past.len() <= MAX_LISTED {
+                out.extend(past.into_iter().map(|i| (i, usize::MAX)));
+            } else {
+                let first = vals.iter().position(|v| limit.holds(v.1)).unwrap_or(0);
+                if first > 0 {
+                    out.push((vals[first - 1].0, usize::MAX));
+                }
+                out.push((vals[first].0, usize::MAX));
+            }
+        }
     }
     out
 }
@@ -179,5 +242,31 @@ mod tests {
             .collect();
         assert_eq!(got.len(), 3, "{got:?}");
         assert!(got.iter().all(|t| t.contains("rt=6")), "{got:?}");
+    }
+
+    #[test]
+    fn numbers_written_with_units_in_lines_are_compared_too() {
+        let lines: Vec<String> = (1..=60)
+            .map(|i| {
+                let t = if i == 17 || i == 44 {
+                    6.5 + i as f64 / 100.0
+                } else {
+                    0.1 * (i % 9) as f64
+                };
+                format!(
+                    "tests/test_mod{}.py::test_case_{i:03} PASSED [{t:.2}s]",
+                    i % 4
+                )
+            })
+            .collect();
+        let text = lines.join("\n") + "\n";
+        let u = build(&text, Kind::Lines);
+        let intent = "which tests took longer than 5s?";
+        let got: Vec<&str> = crossing(&u, &Query::new(intent), Limit::of(intent).unwrap())
+            .into_iter()
+            .map(|(i, _)| u.units[i].text.as_str())
+            .collect();
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got[0].contains("test_case_017") && got[1].contains("test_case_044"));
     }
 }
