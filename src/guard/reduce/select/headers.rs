@@ -35,8 +35,12 @@ pub struct Headers {
     parent: Vec<u32>,
     /// The header lines' texts as shown, by 1-based line.
     text: std::collections::HashMap<usize, String>,
-    /// 1-based lines that open a repeated section ([`repeat_openers`]).
-    openers: std::collections::HashSet<usize>,
+    /// Per 1-based line (index `n - 1`), the 1-based line opening the repeated section it is
+    /// in (a [`repeat_openers`] line or a banner; 0 for none), with no limit on its length.
+    sections: Vec<u32>,
+    /// The kind of each section opener (by its 1-based line): its lead word ([`lead`]), or
+    /// one key for every banner. Sections of one kind are parts of one whole.
+    kinds: std::collections::HashMap<usize, String>,
 }
 
 /// True for a tag with no attributes and nothing else (`<brick>`, `</a>`).
@@ -106,6 +110,10 @@ fn shape(line: &str) -> Option<String> {
     }
     lead(line)
 }
+
+/// The kind of every banner section ([`Headers::section_of`]): banners title parts of one
+/// whole, whatever words they hold.
+const BANNER_KIND: &str = "\u{1}banner";
 
 /// Shortest name (bytes) a header's line is taken to repeat.
 const MIN_NAME_BYTES: usize = 3;
@@ -278,9 +286,18 @@ impl Headers {
         }
         // A line in no indented block, under a banner (`=== libgomp Summary ===`, `## Tests`):
         // the banner is its header, up to the next banner or blank-line-free MAX_BLOCK lines.
+        let mut sections = vec![0u32; lines.len()];
+        let mut kinds = std::collections::HashMap::new();
         let mut banner = 0usize;
+        let mut in_banner = 0usize;
         for (i, line) in lines.iter().enumerate() {
             let n = i + 1;
+            if is_banner(line) {
+                in_banner = n;
+                kinds.insert(n, BANNER_KIND.to_string());
+            } else if in_banner > 0 && !line.trim().is_empty() {
+                sections[i] = in_banner as u32;
+            }
             if is_banner(line) {
                 // A banner titles; it is no line of the block above it.
                 banner = n;
@@ -308,7 +325,11 @@ impl Headers {
                 if openers.contains(&n) {
                     cur = n;
                     parent[i] = 0;
+                    kinds.insert(n, lead(line).unwrap_or_default());
                     continue;
+                }
+                if cur > 0 && sections[i] == 0 && !line.trim().is_empty() {
+                    sections[i] = cur as u32;
                 }
                 if cur == 0 || line.trim().is_empty() {
                     continue;
@@ -333,15 +354,16 @@ impl Headers {
         Headers {
             parent,
             text,
-            openers,
+            sections,
+            kinds,
         }
     }
 
-    /// The 1-based line opening the repeated section that 1-based line `n` is in (`Query:
-    /// bpsA` for a row of its table), or `None` when `n` is in none or opens one.
-    pub fn section_of(&self, n: usize) -> Option<usize> {
-        let p = *self.parent.get(n.checked_sub(1)?)? as usize;
-        (p > 0 && self.openers.contains(&p)).then_some(p)
+    /// The repeated section 1-based line `n` is in: its opener's 1-based line and kind
+    /// (`Query:`, or one kind for every banner); `None` when `n` is in none or opens one.
+    pub fn section_of(&self, n: usize) -> Option<(usize, &str)> {
+        let p = *self.sections.get(n.checked_sub(1)?)? as usize;
+        (p > 0).then(|| (p, self.kinds.get(&p).map_or("", String::as_str)))
     }
 
     /// No line has a header.
@@ -536,7 +558,7 @@ mod tests {
         let h = Headers::of(&text);
         assert_eq!(
             h.section_of(9),
-            Some(7),
+            Some((7, "# Query:")),
             "contig_1's first row is in its section"
         );
         assert_eq!(h.section_of(7), None, "an opener is in none");

@@ -19,20 +19,22 @@ use crate::guard::reduce::units::{UnitKind, Units};
 const MIN_SECTIONS: usize = 2;
 
 /// The unit index of the first entry of each repeated section, in input order. Sections
-/// are grouped by their opener's lead word ([`lead`]: `Query:`, `>>`): the group whose lead
+/// are grouped by their opener's kind ([`Headers::section_of`]: `Query:`, `>>`, a banner): the group whose kind
 /// the question names ("for each query"), else the group with the most sections (then units). Empty when
 /// that group has fewer than [`MIN_SECTIONS`] sections.
-pub fn section_firsts(u: &Units, h: &Headers, q: &Query) -> Vec<usize> {
+///
+/// When `ranked` (the question asks for the top of something in each part), each section's
+/// line with the largest number ([`largest_number`]) comes too.
+pub fn section_firsts(u: &Units, h: &Headers, q: &Query, ranked: bool) -> Vec<usize> {
     // Units per section, in input order, and each section's opener lead.
     let mut all: Vec<(String, Vec<usize>)> = Vec::new();
     let mut at: HashMap<usize, usize> = HashMap::new();
     for (i, unit) in u.units.iter().enumerate() {
-        let Some(s) = h.section_of(unit.line) else {
+        let Some((s, kind)) = h.section_of(unit.line) else {
             continue;
         };
         let k = *at.entry(s).or_insert_with(|| {
-            let opener = h.of_line(unit.line).map(|(_, t)| t).unwrap_or("");
-            all.push((lead(opener).unwrap_or_default(), Vec::new()));
+            all.push((kind.to_string(), Vec::new()));
             all.len() - 1
         });
         all[k].1.push(i);
@@ -89,9 +91,43 @@ pub fn section_firsts(u: &Units, h: &Headers, q: &Query) -> Vec<usize> {
         .filter(|(_, (n, many))| n * 2 >= by.len() && many * 2 < *n)
         .map(|(k, _)| k)
         .collect();
-    by.iter()
-        .filter_map(|units| units.iter().copied().find(|&i| !boiler.contains(&key(i))))
-        .collect()
+    let mut out = Vec::new();
+    for units in &by {
+        let entries: Vec<usize> = units
+            .iter()
+            .copied()
+            .filter(|&i| !boiler.contains(&key(i)))
+            .collect();
+        out.extend(entries.first().copied());
+        // For a ranking in each part ("the slowest test in each file"), the line with the
+        // largest number too, when it is not the first.
+        if ranked {
+            let top = entries
+                .iter()
+                .copied()
+                .filter_map(|i| largest_number(u, i).map(|x| (x, i)))
+                .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+            if let Some((_, t)) = top.filter(|t| entries.first() != Some(&t.1)) {
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
+/// The largest number a line writes as a word of its own (`[8.008s]`, `1.2G`; not the digits
+/// inside a name or path); `None` for a record or a line without one.
+fn largest_number(u: &Units, i: usize) -> Option<f64> {
+    let unit = &u.units[i];
+    if unit.kind != UnitKind::Line {
+        return None;
+    }
+    unit.text
+        .split_whitespace()
+        .filter(|t| !t.contains(['/', ':', '=']))
+        .filter_map(super::number)
+        .filter(|x| x.is_finite())
+        .max_by(f64::total_cmp)
 }
 
 #[cfg(test)]
@@ -122,10 +158,11 @@ mod tests {
         let text = blast();
         let u = build(&text, Kind::Lines);
         let h = Headers::of(&text);
-        let firsts: Vec<String> = section_firsts(&u, &h, &Query::new("top hit for each query"))
-            .into_iter()
-            .map(|i| u.units[i].text.clone())
-            .collect();
+        let firsts: Vec<String> =
+            section_firsts(&u, &h, &Query::new("top hit for each query"), false)
+                .into_iter()
+                .map(|i| u.units[i].text.clone())
+                .collect();
         assert_eq!(firsts.len(), 3, "{firsts:?}");
         for (f, best) in firsts.iter().zip(["NM_100", "NM_200", "NM_300"]) {
             assert!(f.contains(best), "{f} is not the first hit {best}");
@@ -136,6 +173,40 @@ mod tests {
     fn a_text_without_repeated_sections_has_no_firsts() {
         let text = "a 1\nb 2\nc 3\n";
         let u = build(text, Kind::Lines);
-        assert!(section_firsts(&u, &Headers::of(text), &Query::new("each")).is_empty());
+        assert!(section_firsts(&u, &Headers::of(text), &Query::new("each"), false).is_empty());
+    }
+
+    #[test]
+    fn a_ranking_in_each_part_brings_each_parts_largest_line() {
+        let mut text = String::new();
+        for (f, slow) in [("auth", 17), ("db", 5), ("api", 30)] {
+            text.push_str(&format!("============ tests/test_{f}.py ============\n"));
+            for i in 0..40 {
+                let t = if i == slow {
+                    7.5
+                } else {
+                    0.1 + (i % 7) as f64 / 10.0
+                };
+                text.push_str(&format!(
+                    "tests/test_{f}.py::test_case_{i:03} PASSED [{t:.3}s]\n"
+                ));
+            }
+        }
+        let u = build(&text, Kind::Lines);
+        let h = Headers::of(&text);
+        let got: Vec<&str> = section_firsts(&u, &h, &Query::new("slowest test in each file"), true)
+            .into_iter()
+            .map(|i| u.units[i].text.as_str())
+            .collect();
+        for want in [
+            "test_auth.py::test_case_017",
+            "test_db.py::test_case_005",
+            "test_api.py::test_case_030",
+        ] {
+            assert!(
+                got.iter().any(|g| g.contains(want)),
+                "{want} not in {got:?}"
+            );
+        }
     }
 }
