@@ -36,9 +36,9 @@ const HEADER_RESERVE: usize = 40;
 /// Tokens kept for the model's Status (beyond the rule-written one it replaces) and its
 /// optional Decisions / Open questions / Next action when it runs.
 const NARRATIVE_RESERVE: usize = 60;
-/// Relevance of each repeated section's first entry when the question asks about each of
-/// them ([`reduce::signals::section_firsts`]): below a unit that holds the question's words
-/// (1.0), level with a record a named value picks.
+/// Relevance of each repeated section's first entry (and, for a ranking, its largest line)
+/// when the question asks about each of them ([`reduce::signals::section_firsts`]): level
+/// with the best match of the question's words, since each one is an answer.
 const EACH_REL: f64 = 1.0;
 /// Why a next action re-pointed at the top of the extremes points there.
 const RANKED_WHY: &str = "the top of the ranking asked for";
@@ -697,8 +697,6 @@ pub fn summarize_focused(
             }
         },
     }
-    // The sections' budget once the model's part is known: what its Status and notes did
-    // not use goes back to the excerpts.
     // The next action may be re-pointed at a shown excerpt once they are packed; a longer
     // one costs the least important excerpt in the fit below, not room held back for it.
     let n_lines = input.text.lines().count().max(1);
@@ -716,6 +714,8 @@ pub fn summarize_focused(
             .any(|a| next.ends_with(a))
         && policy.question
         && !(policy.asks.why || policy.asks.outcome);
+    // The sections' budget once the model's part is known: what its Status and notes did
+    // not use goes back to the excerpts.
     let used = counter.count(&status)
         + counter.count(&next)
         + counter.count(&decisions)
