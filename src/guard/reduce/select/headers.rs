@@ -118,9 +118,10 @@ const BANNER_KIND: &str = "\u{1}banner";
 /// Shortest name (bytes) a header's line is taken to repeat.
 const MIN_NAME_BYTES: usize = 3;
 
-/// True when `line` already says which record it is in: it holds the name its header gives
-/// after the header's lead word (`contig_0` of `# Query: contig_0`, the metric of `# HELP
-/// vmware_datastore_capacity_size ...`), so the header would cost tokens and add nothing.
+/// True when `line` already says which record it is in: it holds the identifier its header
+/// gives after the header's lead word (`contig_0` of `# Query: contig_0`, the metric of `# HELP
+/// vmware_datastore_capacity_size ...`), so the header would cost tokens and add nothing. A
+/// plain word there (`neighbor` of `BGP neighbor is 10.0.0.1`) names no record.
 fn names_in(header: &str, line: &str) -> bool {
     let skip = if header
         .split_whitespace()
@@ -135,7 +136,12 @@ fn names_in(header: &str, line: &str) -> bool {
         .split_whitespace()
         .nth(skip)
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .is_some_and(|w| w.len() >= MIN_NAME_BYTES && line.contains(w))
+        .is_some_and(|w| {
+            // An identifier (`contig_0`, `vmware_disk_free`, `10.0.0.1`), not a word every
+            // header of its kind may hold (`neighbor` of `BGP neighbor is 10.0.0.1`).
+            let ident = w.contains(|c: char| c.is_ascii_digit() || matches!(c, '_' | '.' | '-'));
+            w.len() >= MIN_NAME_BYTES && ident && line.contains(w)
+        })
 }
 
 /// A line's first word with digits taken out, after a leading comment or quote mark if it
@@ -564,6 +570,10 @@ mod tests {
         assert_eq!(h.section_of(7), None, "an opener is in none");
         let row = Item::line(Section::Evidence, 9, "contig_1\tNM_1.2\t99.1", 1.0);
         assert!(h.header(9, &row).is_none(), "the row names contig_1 itself");
+        assert!(!names_in(
+            "BGP neighbor is 10.0.0.1",
+            "  BGP neighbor version 4"
+        ));
         let other = Item::line(Section::Evidence, 9, "NM_1.2 99.1", 1.0);
         assert_eq!(
             h.header(9, &other).map(|i| i.text),
