@@ -23,7 +23,7 @@ const MAX_LISTED: usize = 8;
 /// and the first past it. Fields where no record or every record is past it are skipped
 /// (the threshold does not split them).
 pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, usize)> {
-    let mut out = slot_crossing(u, limit);
+    let mut out = slot_crossing(u, limit, false);
     for (f, field) in u.fields.iter().enumerate() {
         let own = field
             .name
@@ -75,18 +75,24 @@ pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, usize)> {
         }
         out.push((vals[first].0, f));
     }
+    // Nothing named or written with a unit: the one number of a line template (`51200` of
+    // `du -k`'s `51200\t./vendor/x`), compared as written.
+    if out.is_empty() && !limit.unit {
+        out = slot_crossing(u, limit, true);
+    }
     out
 }
 
-/// The same for the numbers at one position of a line template written with a unit
-/// (`[0.5s]` of a test line, `12M` of `du -h`), when the threshold has one: (unit index,
-/// `usize::MAX`, no field) pairs. A bare number in a line is compared only through a field.
-fn slot_crossing(u: &Units, limit: Limit) -> Vec<(usize, usize)> {
+/// The same for the numbers at one position of a line template: written with a unit (`[0.5s]`
+/// of a test line, `12M` of `du -h`) when the threshold has one, or, with `bare`, written as
+/// plain numbers at the only position of the template that holds numbers. Pairs are (unit
+/// index, `usize::MAX`: no field).
+fn slot_crossing(u: &Units, limit: Limit, bare: bool) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    if !limit.unit {
+    if !bare && !limit.unit {
         return out;
     }
-    let limit = limit.with(true);
+    let limit = limit.with(!bare);
     let mut by_template: Vec<Vec<usize>> = vec![Vec::new(); u.templates.len()];
     for (i, unit) in u.units.iter().enumerate() {
         if unit.kind == UnitKind::Line {
@@ -104,20 +110,32 @@ fn slot_crossing(u: &Units, limit: Limit) -> Vec<(usize, usize)> {
             .filter(|(_, w)| *w == "<*>")
             .map(|(p, _)| p)
             .collect();
-        for p in slots {
-            let vals: Vec<(usize, f64)> = members
+        let values_at = |p: usize| -> Vec<(usize, f64)> {
+            members
                 .iter()
                 .filter_map(|&i| {
                     let tok = u.units[i].text.split_whitespace().nth(p)?;
-                    let bare = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '%');
-                    let unit = bare.ends_with(|c: char| c.is_alphabetic() || c == '%');
-                    let digit = bare.starts_with(|c: char| c.is_ascii_digit());
-                    (unit && digit).then(|| number(bare).map(|x| (i, x)))?
+                    let t = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '%');
+                    let digit = t.starts_with(|c: char| c.is_ascii_digit());
+                    let fits = if bare {
+                        t.chars().all(|c| c.is_ascii_digit() || c == '.')
+                    } else {
+                        t.ends_with(|c: char| c.is_alphabetic() || c == '%')
+                    };
+                    (fits && digit).then(|| number(t).map(|x| (i, x)))?
                 })
-                .collect();
-            if vals.len() * 10 < members.len() * 8 {
-                continue;
-            }
+                .collect()
+        };
+        let numeric: Vec<(usize, Vec<(usize, f64)>)> = slots
+            .into_iter()
+            .map(|p| (p, values_at(p)))
+            .filter(|(_, vals)| vals.len() * 10 >= members.len() * 8)
+            .collect();
+        // A bare number is compared only where it is the line's one number.
+        if bare && numeric.len() != 1 {
+            continue;
+        }
+        for (_, vals) in numeric {
             let past: Vec<usize> = vals
                 .iter()
                 .filter(|v| limit.holds(v.1))
@@ -268,5 +286,34 @@ mod tests {
             .collect();
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[0].contains("test_case_017") && got[1].contains("test_case_044"));
+    }
+
+    #[test]
+    fn the_one_bare_number_of_a_line_is_compared_when_nothing_else_is() {
+        let lines: Vec<String> = (0..50)
+            .map(|i| {
+                let kb = match i {
+                    12 => 51200,
+                    30 => 24576,
+                    41 => 10300,
+                    _ => 100 + i * 37,
+                };
+                format!("{kb}\t./node_modules/pkg{i:04}")
+            })
+            .collect();
+        let text = lines.join("\n") + "\n";
+        let u = build(&text, Kind::Lines);
+        let intent = "which directories are bigger than 10000?";
+        let got: Vec<&str> = crossing(&u, &Query::new(intent), Limit::of(intent).unwrap())
+            .into_iter()
+            .map(|(i, _)| u.units[i].text.as_str())
+            .collect();
+        assert_eq!(got.len(), 3, "{got:?}");
+        // Lines with two numbers (a batch number and a count) are not guessed at.
+        let text: String = (0..50)
+            .map(|i| format!("batch {} wrote {} rows\n", i * 3 + 1, i * 500))
+            .collect();
+        let u = build(&text, Kind::Lines);
+        assert!(crossing(&u, &Query::new(intent), Limit::of(intent).unwrap()).is_empty());
     }
 }
