@@ -524,8 +524,7 @@ pub fn summarize_focused(
     if asks.each {
         // One answer per section: each section's first entry is relevant on its own.
         for i in reduce::signals::section_firsts(&units, &headers, &query, asks.ranked()) {
-            scores.rel[i] = scores.rel[i].max(EACH_REL);
-            scores.picked.insert(i);
+            scores.pick(i, None, EACH_REL);
         }
     }
     let mined = reduce::signals::facts(&units, &query, &headers);

@@ -453,15 +453,23 @@ impl Query {
     /// Hyphens and underscores do not count: "e-values" names `Hsp_evalue`, "bit-score"
     /// `bitscore`.
     pub fn names_word(&self, word: &str) -> bool {
-        let bare = |w: &str| -> String { w.chars().filter(|c| !matches!(c, '-' | '_')).collect() };
         let word = bare(word);
         self.has(&word)
             || self.terms.keys().any(|t| {
                 let t = bare(t);
                 t.len() >= MIN_PREFIX_TERM
                     && word.len() >= MIN_PREFIX_WORD
-                    && (word.starts_with(t.as_str()) || t.starts_with(word.as_str()))
+                    && (word.starts_with(&*t) || t.starts_with(&*word))
             })
+    }
+}
+
+/// `w` without its hyphens and underscores (`e-valu` -> `evalu`), borrowed when it has none.
+fn bare(w: &str) -> std::borrow::Cow<'_, str> {
+    if w.contains(['-', '_']) {
+        w.chars().filter(|c| !matches!(c, '-' | '_')).collect()
+    } else {
+        w.into()
     }
 }
 

@@ -67,6 +67,21 @@ pub struct Scores {
     pub picked: std::collections::HashSet<usize>,
 }
 
+impl Scores {
+    /// Marks unit `i` an answer of its own ([`Scores::picked`]) with at least relevance
+    /// `rel`, shown by field `f` when it has one ([`Scores::hot`]).
+    pub fn pick(&mut self, i: usize, f: Option<usize>, rel: f64) {
+        self.rel[i] = self.rel[i].max(rel);
+        self.picked.insert(i);
+        if let Some(f) = f {
+            let hot = self.hot.entry(i).or_default();
+            if !hot.contains(&f) {
+                hot.push(f);
+            }
+        }
+    }
+}
+
 /// Relevance of a record picked by a value the question names ([`chosen::picked`]).
 const PICKED_REL: f64 = 0.8;
 /// Relevance of a record picked by a value the question negates ("not Established"): the
@@ -239,34 +254,19 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         } else {
             PICKED_REL
         };
-        s.rel[i] = s.rel[i].max(rel);
-        s.picked.insert(i);
-        let hot = s.hot.entry(i).or_default();
-        if !hot.contains(&f) {
-            hot.push(f);
-        }
+        s.pick(i, Some(f), rel);
     }
     // Records past a threshold the question states, on a field it names: the answer, each
     // one (or where a long run past it starts).
     if let Some(limit) = asks.limit {
         for (i, f) in limit::crossing(u, q, limit) {
-            s.rel[i] = s.rel[i].max(LIMIT_REL);
-            s.picked.insert(i);
-            let hot = s.hot.entry(i).or_default();
-            if f != usize::MAX && !hot.contains(&f) {
-                hot.push(f);
-            }
+            s.pick(i, f, LIMIT_REL);
         }
     }
     // The last record of a numbered series states how many there are.
     if asks.count {
         for (i, f) in series::series_ends(u) {
-            s.rel[i] = s.rel[i].max(SERIES_END_REL);
-            s.picked.insert(i);
-            let hot = s.hot.entry(i).or_default();
-            if !hot.contains(&f) {
-                hot.push(f);
-            }
+            s.pick(i, Some(f), SERIES_END_REL);
         }
     }
     // A rare value matters most in a field the intent names; every record has some rare

@@ -123,11 +123,7 @@ const MIN_NAME_BYTES: usize = 3;
 /// vmware_datastore_capacity_size ...`), so the header would cost tokens and add nothing. A
 /// plain word there (`neighbor` of `BGP neighbor is 10.0.0.1`) names no record.
 fn names_in(header: &str, line: &str) -> bool {
-    let skip = if header
-        .split_whitespace()
-        .next()
-        .is_some_and(|w| w.chars().all(|c| c.is_ascii_punctuation()))
-    {
+    let skip = if header.split_whitespace().next().is_some_and(mark) {
         2
     } else {
         1
@@ -144,6 +140,11 @@ fn names_in(header: &str, line: &str) -> bool {
         })
 }
 
+/// True for a comment or quote mark standing as a word (`#`, `//`, `>`, `====`).
+fn mark(word: &str) -> bool {
+    word.chars().all(|c| c.is_ascii_punctuation())
+}
+
 /// A line's first word with digits taken out, after a leading comment or quote mark if it
 /// has one (`# Query:`, `// File:`, `> Author:`: the mark says what kind of line it is, not
 /// what it names); `None` for a blank line.
@@ -151,7 +152,7 @@ pub fn lead(line: &str) -> Option<String> {
     let mut words = line.split_whitespace();
     let first = words.next()?;
     let mut w: String = first.chars().filter(|c| !c.is_ascii_digit()).collect();
-    if first.chars().all(|c| c.is_ascii_punctuation()) {
+    if mark(first) {
         if let Some(next) = words.next() {
             w.push(' ');
             w.extend(next.chars().filter(|c| !c.is_ascii_digit()));

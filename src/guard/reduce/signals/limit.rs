@@ -17,12 +17,10 @@ const MIN_VALUES: usize = 4;
 /// Most records past the threshold shown each; more are shown by where the run starts.
 const MAX_LISTED: usize = 8;
 
-/// (unit index, field id, `usize::MAX` for a number in a line) of the records that answer a
-/// threshold question: every record past
-/// the threshold when at most [`MAX_LISTED`] are, else the record before the first crossing
-/// and the first past it. Fields where no record or every record is past it are skipped
-/// (the threshold does not split them).
-pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, usize)> {
+/// (unit index, field id; `None` for a number in a line) of the records that answer a
+/// threshold question ([`answers`]). Fields where no record or every record is past it are
+/// skipped (the threshold does not split them).
+pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, Option<usize>)> {
     let mut out = slot_crossing(u, limit, false);
     for (f, field) in u.fields.iter().enumerate() {
         let own = field
@@ -52,28 +50,15 @@ pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, usize)> {
         if !named && !by_unit {
             continue;
         }
+        let vals: Vec<(usize, f64)> = vals.into_iter().map(|(i, x, _)| (i, x)).collect();
         // The threshold as written, else scaled by its unit, whichever splits the values.
-        let split = |l: &Limit| {
-            let past = vals.iter().filter(|v| l.holds(v.1)).count();
-            (past > 0 && past < vals.len()).then_some(past)
-        };
         let sides: &[bool] = if by_unit { &[true] } else { &[false, true] };
-        let Some((limit, past)) = sides
+        if let Some(found) = sides
             .iter()
-            .map(|&scaled| limit.with(scaled))
-            .find_map(|l| split(&l).map(|p| (l, p)))
-        else {
-            continue;
-        };
-        if past <= MAX_LISTED {
-            out.extend(vals.iter().filter(|v| limit.holds(v.1)).map(|v| (v.0, f)));
-            continue;
+            .find_map(|&scaled| answers(&vals, &limit.with(scaled)))
+        {
+            out.extend(found.into_iter().map(|i| (i, Some(f))));
         }
-        let first = vals.iter().position(|v| limit.holds(v.1)).unwrap_or(0);
-        if first > 0 {
-            out.push((vals[first - 1].0, f));
-        }
-        out.push((vals[first].0, f));
     }
     // Nothing named or written with a unit: the one number of a line template (`51200` of
     // `du -k`'s `51200\t./vendor/x`), compared as written.
@@ -85,9 +70,8 @@ pub fn crossing(u: &Units, q: &Query, limit: Limit) -> Vec<(usize, usize)> {
 
 /// The same for the numbers at one position of a line template: written with a unit (`[0.5s]`
 /// of a test line, `12M` of `du -h`) when the threshold has one, or, with `bare`, written as
-/// plain numbers at the only position of the template that holds numbers. Pairs are (unit
-/// index, `usize::MAX`: no field).
-fn slot_crossing(u: &Units, limit: Limit, bare: bool) -> Vec<(usize, usize)> {
+/// plain numbers at the only position of the template that holds numbers.
+fn slot_crossing(u: &Units, limit: Limit, bare: bool) -> Vec<(usize, Option<usize>)> {
     let mut out = Vec::new();
     if !bare && !limit.unit {
         return out;
@@ -136,26 +120,36 @@ fn slot_crossing(u: &Units, limit: Limit, bare: bool) -> Vec<(usize, usize)> {
             continue;
         }
         for (_, vals) in numeric {
-            let past: Vec<usize> = vals
-                .iter()
-                .filter(|v| limit.holds(v.1))
-                .map(|v| v.0)
-                .collect();
-            if past.is_empty() || past.len() == vals.len() {
-                continue;
-            }
-            if past.len() <= MAX_LISTED {
-                out.extend(past.into_iter().map(|i| (i, usize::MAX)));
-            } else {
-                let first = vals.iter().position(|v| limit.holds(v.1)).unwrap_or(0);
-                if first > 0 {
-                    out.push((vals[first - 1].0, usize::MAX));
-                }
-                out.push((vals[first].0, usize::MAX));
+            if let Some(found) = answers(&vals, &limit) {
+                out.extend(found.into_iter().map(|i| (i, None)));
             }
         }
     }
     out
+}
+
+/// The units that answer a threshold among `vals` ((unit index, value) in the file's order):
+/// every one past it when at most [`MAX_LISTED`] are, else the last before the first crossing
+/// and the first past it; `None` when none or all are past it.
+fn answers(vals: &[(usize, f64)], limit: &Limit) -> Option<Vec<usize>> {
+    let past: Vec<usize> = vals
+        .iter()
+        .filter(|v| limit.holds(v.1))
+        .map(|v| v.0)
+        .collect();
+    if past.is_empty() || past.len() == vals.len() {
+        return None;
+    }
+    if past.len() <= MAX_LISTED {
+        return Some(past);
+    }
+    let first = vals.iter().position(|v| limit.holds(v.1)).unwrap_or(0);
+    Some(
+        vals[first.saturating_sub(1)..=first]
+            .iter()
+            .map(|v| v.0)
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -163,6 +157,14 @@ mod tests {
     use super::*;
     use crate::guard::reduce::units::build;
     use crate::guard::reduce::Kind;
+
+    /// "above 0.001", no unit.
+    const ABOVE_MILLI: Limit = Limit {
+        above: true,
+        value: 0.001,
+        scaled: 0.001,
+        unit: false,
+    };
 
     fn hits(n: usize, cut: usize) -> String {
         let recs: Vec<String> = (1..=n)
@@ -183,12 +185,7 @@ mod tests {
         let text = hits(40, 25);
         let u = build(&text, Kind::Json);
         let q = Query::new("at which hit do the e-values stop being significant (above 0.001)?");
-        let limit = Limit {
-            above: true,
-            value: 0.001,
-            scaled: 0.001,
-            unit: false,
-        };
+        let limit = ABOVE_MILLI;
         let got: Vec<&str> = crossing(&u, &q, limit)
             .into_iter()
             .map(|(i, _)| u.units[i].text.as_str())
@@ -205,42 +202,13 @@ mod tests {
         let text = hits(40, 36);
         let u = build(&text, Kind::Json);
         let q = Query::new("which evalues are above 0.001?");
-        let got = crossing(
-            &u,
-            &q,
-            Limit {
-                above: true,
-                value: 0.001,
-                scaled: 0.001,
-                unit: false,
-            },
-        );
+        let got = crossing(&u, &q, ABOVE_MILLI);
         assert_eq!(got.len(), 5);
         // A field the question does not name, or that the threshold does not split: none.
         let q = Query::new("which are above 0.001?");
-        assert!(crossing(
-            &u,
-            &q,
-            Limit {
-                above: true,
-                value: 0.001,
-                scaled: 0.001,
-                unit: false,
-            }
-        )
-        .is_empty());
+        assert!(crossing(&u, &q, ABOVE_MILLI).is_empty());
         let q = Query::new("which num is above 0.001?");
-        assert!(crossing(
-            &u,
-            &q,
-            Limit {
-                above: true,
-                value: 0.001,
-                scaled: 0.001,
-                unit: false,
-            }
-        )
-        .is_empty());
+        assert!(crossing(&u, &q, ABOVE_MILLI).is_empty());
     }
 
     #[test]
