@@ -13,10 +13,9 @@ use crate::backend::{
 use crate::guard::ground::Grounder;
 use crate::guard::prompt;
 use crate::guard::reduce::{self, rank::Query, Ctx, Item, Reduction, Section, MUST};
-use regex::Regex;
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Most tokens of the whole returned result: the sections and what the pipeline adds around
@@ -97,16 +96,6 @@ pub struct Summary {
     /// Why the model was not used (or its text was not), if so.
     pub reason: Option<String>,
 }
-
-static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*[#*>\-\s]*(status|decisions?|open questions?|next relevant action|next action|next step)\s*\**\s*[:：]\s*\**\s*(.*)$").unwrap()
-});
-static FAIL_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(fail\w*|error\w*|exit(ed)? (code|status)|crash\w*|reject\w*|denied|exception\w*|broken|abort\w*|non-?zero|unsuccessful|not succeed\w*|killed)\b").unwrap()
-});
-static SUCCESS_CLAIM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(all (the )?tests? (passed|succeeded)|succeeded|successful(ly)?|passed without|no (errors?|failures?)|completed successfully)\b").unwrap()
-});
 
 /// Collects the string values of the JSON arguments (for ranking) and an exit code if present.
 fn parse_args(args: Option<&str>) -> (String, Option<i64>) {
@@ -225,190 +214,6 @@ fn render_sections(items: &[Item]) -> (String, String, String) {
     (kf, ev, e)
 }
 
-#[derive(Default)]
-struct ModelSections {
-    status: String,
-    decisions: String,
-    open: String,
-    next: String,
-}
-
-fn parse_model(text: &str) -> ModelSections {
-    let mut s = ModelSections::default();
-    let mut cur: Option<usize> = None;
-    let mut parts: [String; 4] = Default::default();
-    for line in text.lines() {
-        if let Some(c) = HEADER.captures(line) {
-            let h = c[1].to_ascii_lowercase();
-            let k = if h.starts_with("status") {
-                0
-            } else if h.starts_with("decision") {
-                1
-            } else if h.starts_with("open") {
-                2
-            } else {
-                3
-            };
-            cur = Some(k);
-            parts[k].push_str(c[2].trim());
-            parts[k].push('\n');
-        } else if let Some(k) = cur {
-            parts[k].push_str(line.trim());
-            parts[k].push('\n');
-        } else if !line.trim().is_empty() {
-            parts[0].push_str(line.trim());
-            parts[0].push('\n');
-        }
-    }
-    let clean = |p: &str| {
-        let t = p.trim();
-        let none =
-            t.trim_end_matches('.').eq_ignore_ascii_case("none") || t.eq_ignore_ascii_case("n/a");
-        if none {
-            String::new()
-        } else {
-            t.to_string()
-        }
-    };
-    s.status = clean(&parts[0]);
-    s.decisions = clean(&parts[1]);
-    s.open = clean(&parts[2]);
-    s.next = clean(&parts[3]);
-    s
-}
-
-/// True when the model's Status agrees with what the reduction found.
-fn status_consistent(status: &str, failed: Option<bool>) -> bool {
-    if status.is_empty() || status.contains("<|") || HEADER.is_match(status) {
-        return false;
-    }
-    match failed {
-        Some(true) => FAIL_WORD.is_match(status) && !SUCCESS_CLAIM.is_match(status),
-        Some(false) => !FAIL_WORD.is_match(&status.replace("0 failed", "").replace("errors=0", "")),
-        None => true,
-    }
-}
-
-/// Words a Status uses about any output ("the command succeeded"), which say nothing of this
-/// one.
-pub(crate) const GENERIC_WORDS: &[&str] = &[
-    "command",
-    "commands",
-    "output",
-    "outputs",
-    "tool",
-    "result",
-    "results",
-    "returned",
-    "succeeded",
-    "successful",
-    "successfully",
-    "success",
-    "completed",
-    "complete",
-    "finished",
-    "failed",
-    "failure",
-    "failures",
-    "error",
-    "errors",
-    "shows",
-    "showed",
-    "shown",
-    "show",
-    "listed",
-    "lists",
-    "list",
-    "main",
-    "reason",
-    "that",
-    "this",
-    "with",
-    "from",
-    "were",
-    "was",
-    "there",
-    "their",
-    "which",
-    "have",
-    "has",
-    "been",
-    "into",
-    "also",
-    "some",
-    "other",
-    "does",
-    "file",
-    "saved",
-    "lines",
-    "line",
-    "contains",
-    "contain",
-    "ran",
-    "runs",
-    "run",
-    "executed",
-    "because",
-    "about",
-    "above",
-    "below",
-    "then",
-    "than",
-    "when",
-    "what",
-    "where",
-    "your",
-];
-
-/// True when `status` says something of this output: at least one word of 4+ letters that
-/// occurs in the output or the facts drawn from it (`view`), is not a word of the call itself
-/// (`asked`: tool name, arguments, intent) and is not [`GENERIC_WORDS`]. A Status grounded
-/// only by the command line ("The command kubectl describe node succeeded") is not.
-fn has_substance(status: &str, output: &str, view: &str, asked: &str) -> bool {
-    let words = |t: &str| -> HashSet<String> {
-        t.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.chars().count() >= 4)
-            .map(str::to_lowercase)
-            .collect()
-    };
-    let asked = words(asked);
-    words(status).into_iter().any(|w| {
-        !asked.contains(&w)
-            && !GENERIC_WORDS.contains(&w.as_str())
-            && (contains_word_ci(output, &w) || contains_word_ci(view, &w))
-    })
-}
-
-/// True when `hay` contains `word` (lowercase) as a whole word, ignoring ASCII case.
-pub(crate) fn contains_word_ci(hay: &str, word: &str) -> bool {
-    let hb = hay.as_bytes();
-    let w = word.as_bytes();
-    if w.is_empty() || hb.len() < w.len() {
-        return false;
-    }
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b >= 0x80;
-    (0..=hb.len() - w.len()).any(|i| {
-        hb[i..i + w.len()].eq_ignore_ascii_case(w)
-            && (i == 0 || !is_word(hb[i - 1]))
-            && hb.get(i + w.len()).is_none_or(|&b| !is_word(b))
-    })
-}
-
-fn clip_tokens(text: &str, max: usize, counter: &dyn TokenCounter) -> String {
-    if counter.count(text) <= max {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    for s in crate::guard::ground::split_sentences(text) {
-        let cand = format!("{out}{}{}", if out.is_empty() { "" } else { " " }, s.trim());
-        if counter.count(&cand) > max {
-            break;
-        }
-        out = cand;
-    }
-    out
-}
-
 /// Priority added to a reduction item in proportion to how well it matches the question when
 /// a saved output is asked ([`summarize_focused`]): above every error line's (at most ~150),
 /// so the lines that answer the question win the budget; facts marked [`MUST`] stay first.
@@ -492,13 +297,25 @@ pub fn summarize_focused(
         reduce::intent::Limit::strip(input.intent.unwrap_or("")),
         arg_words
     ));
-    let kind = reduce::detect(input.text);
+    // A JSON document cut off before its end is read up to its last complete value, closed;
+    // the quotes and the grounding still check against the input itself.
+    let cut = reduce::truncated::repair(input.text);
+    let text = cut.as_ref().map_or(input.text, |c| c.text.as_str());
+    let kind = reduce::detect(text);
     let ctx = Ctx {
         query: &query,
         exit_code,
         bytes: input.bytes,
     };
-    let mut red: Reduction = reduce::reduce(input.text, kind, &ctx);
+    let mut red: Reduction = reduce::reduce(text, kind, &ctx);
+    if let Some(c) = &cut {
+        // Said first in the Status and as a Key fact that stays when the model's Status
+        // replaces the rule's.
+        let what = c.describe();
+        red.status = format!("{what}. {}", red.status);
+        red.items.push(Item::fact(0, what, MUST));
+        red.next_action = c.next_action();
+    }
     if focus {
         focus_items(&mut red.items, &query);
     }
@@ -514,10 +331,10 @@ pub fn summarize_focused(
     let asks = reduce::intent::Asks::of(input.intent.unwrap_or(""));
     let mut query = query;
     reduce::intent::add_measures(&mut query, input.intent.unwrap_or(""));
-    let units = reduce::units::build(input.text, kind);
+    let units = reduce::units::build(text, kind);
     let mut scores = reduce::signals::score(&units, &query, &asks);
     let headers = if kind.has_blocks() {
-        reduce::select::Headers::of(input.text)
+        reduce::select::Headers::of(text)
     } else {
         reduce::select::Headers::default()
     };
@@ -530,9 +347,9 @@ pub fn summarize_focused(
     let mined = reduce::signals::facts(&units, &query, &headers);
     let mut cands = reduce::select::from_kind(red.items.clone(), &query);
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
-    cands.extend(reduce::select::named_keys(input.text, &query));
-    cands.extend(reduce::select::calls(input.text, &query));
-    cands.extend(reduce::select::summary_blocks(input.text));
+    cands.extend(reduce::select::named_keys(text, &query));
+    cands.extend(reduce::select::calls(text, &query));
+    cands.extend(reduce::select::summary_blocks(text));
     let policy = reduce::select::Policy {
         asked: focus,
         asks,
@@ -783,8 +600,13 @@ pub fn summarize_focused(
     }
 }
 
+mod checks;
 mod frame;
 mod model;
+
+use checks::{
+    clip_tokens, has_substance, parse_model, status_consistent, FAIL_WORD, HEADER, SUCCESS_CLAIM,
+};
 
 #[cfg(test)]
 use frame::omitted_bytes;

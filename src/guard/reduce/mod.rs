@@ -21,6 +21,7 @@ pub mod signals;
 pub mod sql;
 pub mod table;
 pub mod text;
+pub mod truncated;
 pub mod units;
 mod xmlunits;
 

@@ -188,7 +188,7 @@ pub fn clean_status(st: &str, dropped: &mut usize) -> String {
 
 /// True when a Status says what the excerpts it cites (`cited`, the chosen excerpts' text) say:
 /// every word of four or more letters in it is one of theirs, one of the call's (`asked`:
-/// tool, arguments, question) or a generic word ([`super::GENERIC_WORDS`]), and it quotes
+/// tool, arguments, question) or a generic word ([`super::checks::GENERIC_WORDS`]), and it quotes
 /// at least one specific token of theirs (a name with a digit or `/ . _ : -` in it, or three
 /// words in a row). "The user did not get into the box" answers the question in its own
 /// words and cites nothing: it is dropped (issue 17: when in doubt, drop it).
@@ -202,9 +202,9 @@ pub fn cites(status: &str, cited: &str, asked: &str) -> bool {
         .collect();
     let all_known = words.iter().all(|w| {
         let lw = w.to_lowercase();
-        super::GENERIC_WORDS.contains(&lw.as_str())
-            || super::contains_word_ci(asked, &lw)
-            || super::contains_word_ci(cited, &lw)
+        super::checks::GENERIC_WORDS.contains(&lw.as_str())
+            || super::checks::contains_word_ci(asked, &lw)
+            || super::checks::contains_word_ci(cited, &lw)
     });
     if !all_known {
         return false;

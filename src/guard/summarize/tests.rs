@@ -451,8 +451,11 @@ fn status_grounded_only_by_the_call_is_refused() {
         asked
     ));
     // Whole words only: "posting" is not "post".
-    assert!(!super::contains_word_ci("posting", "post"));
-    assert!(super::contains_word_ci("is POSTING ready", "posting"));
+    assert!(!super::checks::contains_word_ci("posting", "post"));
+    assert!(super::checks::contains_word_ci(
+        "is POSTING ready",
+        "posting"
+    ));
 }
 
 #[test]
@@ -674,4 +677,36 @@ fn a_stated_threshold_shows_where_the_values_cross_it() {
     // How many: the last of the numbered hits says it.
     let s = run(&text, None, Some("how many hits did the search return?"));
     assert!(s.text.contains("<Hit_num>300</Hit_num>"), "{}", s.text);
+}
+
+#[test]
+fn a_json_document_cut_off_is_read_up_to_the_cut_and_said_invalid() {
+    // One line of JSON capped at a byte limit, as a proxy or a tool's output cap leaves it.
+    let mut text = String::from("{\"items\": [");
+    for i in 0..3000 {
+        // Latencies in no order (a rising column reads as a clock).
+        let ms = if i == 1234 {
+            9_871
+        } else {
+            20 + (i * 7919 + 13) % 397
+        };
+        text.push_str(&format!(
+            "{{\"id\": {i}, \"name\": \"svc-{i:04}\", \"latency_ms\": {ms}, \"status\": \"ok\"}}, "
+        ));
+    }
+    text.push_str("{\"id\": 3000, \"name\": \"svc-30");
+    let s = run(&text, None, Some("which service is the slowest?"));
+    assert!(s.text.contains("JSON cut off at byte"), "{}", s.text);
+    assert!(s.text.contains("invalid as a whole"), "{}", s.text);
+    // The records before the cut are records: the slowest is found and quoted whole.
+    assert!(s.text.contains("\"name\": \"svc-1234\""), "{}", s.text);
+    assert!(s.text.contains("\"latency_ms\": 9871"), "{}", s.text);
+    // jq fails on the saved file: the next action does not send the agent to it.
+    let next = s
+        .text
+        .lines()
+        .find(|l| l.starts_with("Next relevant action:"))
+        .unwrap_or("");
+    assert!(!next.contains("with jq"), "{}", s.text);
+    assert!(next.contains("not valid JSON"), "{}", s.text);
 }
