@@ -472,7 +472,8 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let fields_shown = if both { 6 } else { 4 };
     for (w, name, top, field, lo) in ranked.into_iter().take(fields_shown) {
-        for (k, (_, i)) in top.into_iter().enumerate() {
+        let values: Vec<f64> = top.iter().map(|v| v.0).collect();
+        for (k, (x, i)) in top.into_iter().enumerate() {
             if let Some(f) = field {
                 s.hot.entry(i).or_default().push(f);
                 s.ext_hot.entry(i).or_default().push(f);
@@ -485,14 +486,19 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             if v > s.ext[i] {
                 s.ext[i] = v;
                 let side = if lo { "smallest" } else { "largest" };
-                let rank = match k {
+                // Ranked as competitions rank: equal values share the place of the first
+                // of them (two records at the top are both the largest), and say so.
+                let place = values.iter().position(|&y| y == x).unwrap_or(k);
+                let tied = values.iter().filter(|&&y| y == x).count() > 1;
+                let rank = match place {
                     0 => String::new(),
                     1 => "2nd ".into(),
                     2 => "3rd ".into(),
                     k => format!("{}th ", k + 1),
                 };
+                let tied = if tied { ", tied" } else { "" };
                 s.ext_why
-                    .insert(i, format!("{rank}{side} {}", shown_path(&name)));
+                    .insert(i, format!("{rank}{side} {}{tied}", shown_path(&name)));
             }
         }
     }

@@ -419,3 +419,29 @@ fn the_largest_row_of_a_table_inside_text_is_an_extreme() {
         s.ext_why.get(&top)
     );
 }
+
+#[test]
+fn equal_values_share_their_rank() {
+    // Two records tie for the largest; the next value is the 3rd largest, not the 2nd.
+    let sizes = [500, 900, 120, 900, 700, 80, 60, 300, 200, 100, 40, 30];
+    let recs: Vec<_> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| serde_json::json!({"name": format!("dir{i}"), "size_kb": n}))
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "dirs": recs })).unwrap();
+    let u = build(&text, Kind::Json);
+    let intent = "which directories are the largest?";
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let why_of = |name: &str| {
+        let i = u
+            .units
+            .iter()
+            .position(|x| x.text.contains(&format!("\"{name}\"")))
+            .unwrap();
+        s.ext_why.get(&i).cloned().unwrap_or_default()
+    };
+    assert_eq!(why_of("dir1"), "largest size_kb, tied");
+    assert_eq!(why_of("dir3"), "largest size_kb, tied");
+    assert_eq!(why_of("dir4"), "3rd largest size_kb");
+}
