@@ -130,6 +130,25 @@ const STATUS_FIELDS: &[&str] = &[
     "success",
     "ok",
 ];
+/// True for a field that holds a state or verdict: one of [`STATUS_FIELDS`], or a joined
+/// name whose last part is one (`oper-status`, `admin_state`, `healthStatus`), not a word that
+/// merely ends like one (`substate`).
+fn status_field(own: &str) -> bool {
+    let lower = own.to_ascii_lowercase();
+    STATUS_FIELDS.iter().any(|w| {
+        if lower == *w {
+            return true;
+        }
+        if lower.len() <= w.len() || !lower.ends_with(w) {
+            return false;
+        }
+        let at = own.len() - w.len();
+        let b = own.as_bytes();
+        matches!(b[at - 1], b'-' | b'_' | b'.' | b' ')
+            || b[at].is_ascii_uppercase() && b[at - 1].is_ascii_lowercase()
+    })
+}
+
 /// Fewest units with a field for its statistics to mean anything.
 const MIN_FIELD_UNITS: usize = 8;
 /// Units at the start with a position score (a header, a report's summary lines).
@@ -279,7 +298,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             let own = own.trim_start_matches('@').trim_end_matches("[]");
             if tokenize(own).iter().any(|t| q.names_word(t)) {
                 1.0
-            } else if STATUS_FIELDS.contains(&own.to_ascii_lowercase().as_str()) {
+            } else if status_field(own) {
                 STATUS_FIELD_WEIGHT
             } else {
                 UNNAMED_FIELD_WEIGHT

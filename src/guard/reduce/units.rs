@@ -119,6 +119,12 @@ impl Unit {
         }
         let mut prev: Option<usize> = None;
         for k in keep {
+            // Pairs that share one text (an XML leaf's attribute has its leaf's pair) are
+            // shown once.
+            if prev.is_some_and(|p| k == p + 1 && self.pairs[p] == self.pairs[k]) {
+                prev = Some(k);
+                continue;
+            }
             if let Some(p) = prev {
                 out.push_str(if k == p + 1 && !heads.contains_key(&p) {
                     self.joiner(p)

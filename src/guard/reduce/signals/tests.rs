@@ -445,3 +445,30 @@ fn equal_values_share_their_rank() {
     assert_eq!(why_of("dir3"), "largest size_kb, tied");
     assert_eq!(why_of("dir4"), "3rd largest size_kb");
 }
+
+#[test]
+fn a_rare_value_in_a_joined_status_field_is_rare() {
+    // `oper-status` holds a state as `status` does: its rare value is an anomaly whatever
+    // words the question uses.
+    let recs: Vec<_> = (0..40)
+        .map(|i| {
+            let st = if i == 7 || i == 29 { "up" } else { "down" };
+            serde_json::json!({"name": format!("ge-0/0/{i}"), "oper-status": st, "mtu": 1514})
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "interfaces": recs })).unwrap();
+    let u = build(&text, Kind::Json);
+    let s = score_q(&u, &Query::new("which access ports are working?"));
+    let at = |name: &str| {
+        u.units
+            .iter()
+            .position(|x| x.text.contains(&format!("\"{name}\"")))
+            .unwrap()
+    };
+    assert!(s.rare[at("ge-0/0/7")] >= 0.5, "{}", s.rare[at("ge-0/0/7")]);
+    assert!(s.rare[at("ge-0/0/29")] >= 0.5);
+    assert!(s.rare[at("ge-0/0/8")] < 0.5);
+    assert!(status_field("oper-status") && status_field("healthStatus"));
+    assert!(status_field("admin_state") && status_field("state"));
+    assert!(!status_field("substate") && !status_field("statuses"));
+}

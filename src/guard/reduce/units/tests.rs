@@ -745,3 +745,27 @@ fn a_short_record_is_shown_as_the_file_writes_it() {
     );
     assert!(flat(&pretty).contains(&r[1].text));
 }
+
+#[test]
+fn a_leaf_and_its_attribute_are_shown_once() {
+    // `<admin-status format="Enabled">up</admin-status>` is one pair in the file, two fields
+    // (the value and the attribute): kept both, it is written once.
+    let mut text = String::from("<interfaces>\n");
+    for i in 0..6 {
+        text.push_str(&format!(
+            "  <interface>\n    <name>ge-0/0/{i}</name>\n    <admin-status format=\"Enabled\">up</admin-status>\n    <oper-status>down</oper-status>\n  </interface>\n"
+        ));
+    }
+    text.push_str("</interfaces>\n");
+    let u = build(&text, Kind::Lines);
+    let r = records(&u)
+        .into_iter()
+        .find(|r| r.text.contains("ge-0/0/2<"))
+        .unwrap();
+    let all: Vec<usize> = (0..r.pairs.len()).collect();
+    let shown = r.render_pairs_with(&all, &Default::default());
+    assert_eq!(
+        shown,
+        "<name>ge-0/0/2</name> <admin-status format=\"Enabled\">up</admin-status> <oper-status>down</oper-status>"
+    );
+}
