@@ -742,6 +742,37 @@ mod tests {
     /// kubectl_06 (corpus): the pool's configuration line, 78 lines above the error, is the
     /// manifest's `maxSize=10` fact; it shares the error's terms, not the intent's.
     #[test]
+    fn intent_matches_are_not_all_one_template() {
+        // Sixty name lines match the question best; a line that matches it less well still
+        // gets a place among the matches.
+        let mut text = String::new();
+        for i in 0..60 {
+            text.push_str(&format!("  <name>ge-0/0/{i}</name>\n  <mtu>1514</mtu>\n"));
+            for f in [
+                "speed", "duplex", "flow", "media", "fault", "loopback", "snmp", "index",
+            ] {
+                text.push_str(&format!("  <{f}>{}</{f}>\n", i * 7 % 13));
+            }
+        }
+        text.push_str("ports in service: 3\n");
+        let lines: Vec<&str> = text.split('\n').collect();
+        let q = Query::new("which ge-0/0 port names are in service?");
+        let ctx = Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: text.len(),
+        };
+        let r = reduce_lines(&lines, Kind::Lines, &ctx);
+        let names = r
+            .items
+            .iter()
+            .filter(|i| i.text.contains("<name>ge-0/0/"))
+            .count();
+        assert!(names <= MATCHES_PER_TEMPLATE + 3, "{names}");
+        assert!(r.items.iter().any(|i| i.text.contains("ports in service")));
+    }
+
+    #[test]
     fn keeps_the_setting_an_error_refers_to() {
         let p =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/kubectl_06.txt");
