@@ -277,6 +277,9 @@ impl Policy {
             Channel::Errors if a.why => 2.0,
             Channel::Position if a.why => 0.5,
             Channel::Kind if a.why => 1.2,
+            // Past a stated threshold: the records that cross it are the answer, up to 8
+            // ([`crate::guard::reduce::signals::limit`]); they come first in this channel.
+            Channel::Relevance if a.limit.is_some() => 3.0,
             Channel::Relevance if lookup => 1.5,
             Channel::Position if lookup => 1.3,
             _ => 1.0,

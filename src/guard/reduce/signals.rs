@@ -65,6 +65,9 @@ pub struct Scores {
     /// set the question asks for, each an answer of its own rather than a repeat of its
     /// template.
     pub picked: std::collections::HashSet<usize>,
+    /// Units past a threshold the question states ([`limit::crossing`]): its answers, ranked
+    /// before the plain word matches, which can all share the top relevance.
+    pub past_limit: std::collections::HashSet<usize>,
 }
 
 impl Scores {
@@ -191,6 +194,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         hot: HashMap::new(),
         ext_hot: HashMap::new(),
         picked: Default::default(),
+        past_limit: Default::default(),
     };
     if n == 0 {
         return s;
@@ -280,6 +284,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     if let Some(limit) = asks.limit {
         for (i, f) in limit::crossing(u, q, limit) {
             s.pick(i, f, LIMIT_REL);
+            s.past_limit.insert(i);
         }
     }
     // The last record of a numbered series states how many there are.

@@ -710,3 +710,35 @@ fn a_json_document_cut_off_is_read_up_to_the_cut_and_said_invalid() {
     assert!(!next.contains("with jq"), "{}", s.text);
     assert!(next.contains("not valid JSON"), "{}", s.text);
 }
+
+#[test]
+fn records_past_a_stated_threshold_are_shown_when_every_record_matches_the_words() {
+    // Every record holds the `latency_ms` the question names, so word matching ranks them
+    // all alike; the ones past the threshold are the answer.
+    let mut recs = Vec::new();
+    for i in 0..600 {
+        let ms = match i {
+            123 => 896.5,
+            277 => 897.3,
+            431 => 899.9,
+            512 => 4821.7,
+            _ => 10.0 + ((i * 7919 + 13) % 880) as f64,
+        };
+        recs.push(serde_json::json!({
+            "id": format!("req-{i:05}"),
+            "endpoint": format!("/api/e{}", i % 7),
+            "status": if i % 5 == 0 { 503 } else { 200 },
+            "latency_ms": ms,
+            "user": {"name": format!("user{}", i % 97), "tier": "pro"}
+        }));
+    }
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "data": recs })).unwrap();
+    let s = run(
+        &text,
+        None,
+        Some("which requests had latency_ms above 895?"),
+    );
+    for id in ["req-00123", "req-00277", "req-00431", "req-00512"] {
+        assert!(s.text.contains(id), "{id}\n{}", s.text);
+    }
+}

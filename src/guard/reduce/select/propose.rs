@@ -26,6 +26,10 @@ const MIN_EXT: f64 = 0.55;
 /// enough to order a template's units by their numbers, not to outrank a better match.
 const PEAK_WEIGHT: f64 = 0.15;
 
+/// What a unit past the question's threshold adds to its rank in the relevance channel: more
+/// than any word match's relevance and salience (at most 1.1 plus a peak's 0.15).
+const PAST_LIMIT_FIRST: f64 = 1.5;
+
 /// Best relevance matches whose next line is proposed with them.
 const NEXT_LINE_HITS: usize = 8;
 /// Longest match (bytes) whose next line is proposed: a label, not a log line.
@@ -370,8 +374,18 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     for (i, x) in errors {
         push(&mut out, Channel::Errors, i, x, None);
     }
+    // A unit past a threshold the question states goes before the plain word matches, which
+    // can all share the top score (every record of an array holds the `latency_ms` a
+    // question names).
     let relevant = top(&|i| {
-        (s.rel[i] >= MIN_REL).then(|| s.rel[i] + 0.1 * s.sal[i] + PEAK_WEIGHT * s.peak[i])
+        (s.rel[i] >= MIN_REL).then(|| {
+            let past = if s.past_limit.contains(&i) {
+                PAST_LIMIT_FIRST
+            } else {
+                0.0
+            };
+            s.rel[i] + 0.1 * s.sal[i] + PEAK_WEIGHT * s.peak[i] + past
+        })
     });
     for (k, &(i, x)) in relevant.iter().enumerate() {
         push(&mut out, Channel::Relevance, i, x, None);
