@@ -659,6 +659,14 @@ fn ask_answers_a_new_question_from_a_saved_output() {
         answer.contains(saved_rel),
         "points at the same file: {answer}"
     );
+    // The pointer opens from where the command ran (here outside the session dir), as
+    // `guard`'s does.
+    let pointer = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("Full response saved to: "))
+        .and_then(|l| l.split(" (").next())
+        .expect("a pointer line");
+    assert!(std::path::Path::new(pointer).is_file(), "{pointer}");
     assert_eq!(ask["saved"][0]["path"], json!(saved_rel));
     assert_eq!(
         std::fs::read_dir(session.join("long_responses"))

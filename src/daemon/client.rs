@@ -627,6 +627,17 @@ pub fn ask_cli(opts: AskCliOptions) -> anyhow::Result<GuardResponse> {
         session_dir.as_deref(),
         cfg.max_request_bytes as u64,
     )?;
+    // The answer points at the saved file relative to its session dir; from the caller's
+    // directory, as `guard` does, so the pointer opens where the agent runs.
+    let saved = vec![output.saved.clone()];
+    let saved_dir = output.session_dir.clone();
+    let cwd = std::env::current_dir().ok();
+    let relocate = |mut r: GuardResponse| {
+        if let Some(cwd) = &cwd {
+            r.text = crate::guard::session::relocate(&r.text, &saved, &saved_dir, cwd);
+        }
+        r
+    };
     let mut req = Value::Object(explicit_limits(&opts.config.explicit));
     req["path"] = json!(output.path);
     req["question"] = json!(opts.question);
@@ -640,7 +651,7 @@ pub fn ask_cli(opts: AskCliOptions) -> anyhow::Result<GuardResponse> {
         Ok(c.ask(&req)?)
     })();
     let why = match daemon {
-        Ok(r) => return Ok(r),
+        Ok(r) => return Ok(relocate(r)),
         Err(e) => {
             if let Some(ClientError::Remote { kind, .. }) = e.downcast_ref::<ClientError>() {
                 if matches!(kind.as_str(), "forbidden" | "bad_request" | "too_large") {
@@ -667,7 +678,7 @@ pub fn ask_cli(opts: AskCliOptions) -> anyhow::Result<GuardResponse> {
         Some(inner) => format!("{prefix}; {inner}"),
         None => prefix,
     });
-    Ok(r)
+    Ok(relocate(r))
 }
 
 #[cfg(test)]
