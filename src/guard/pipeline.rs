@@ -76,8 +76,14 @@ pub struct SummaryJob {
     too_large: Option<String>,
 }
 
-/// The header of the structural digest of a text past `summarize_limit`, when no model runs.
+/// The header of the structural digest of a text past the digest's bound
+/// ([`DIGEST_MAX_BYTES`]), which no model reads.
 const TOO_LARGE_HEADER: &str = "[Output too large for the model; facts extracted by structure.]";
+
+/// The header of the structural digest of a text past `summarize_limit` when no model runs
+/// (none configured, `model_ms` 0, or the client's in-process fallback with the daemon
+/// down): the model would read its reduction at any size, so size is not why it did not.
+const NO_MODEL_HEADER: &str = "[No model ran on this output; facts extracted by structure.]";
 
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
@@ -402,7 +408,7 @@ impl SummaryJob {
         }
         if narrator.is_none() {
             if let Some(reason) = self.too_large.clone() {
-                return self.digest(counter, TOO_LARGE_HEADER, reason);
+                return self.digest(counter, NO_MODEL_HEADER, reason);
             }
         }
         let deadline = Some(self.model_deadline());
