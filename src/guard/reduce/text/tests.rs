@@ -1,0 +1,163 @@
+//! Tests of the line templates and the line reducer.
+
+use super::*;
+use crate::guard::reduce::rank::Query;
+
+#[test]
+fn lines_with_different_labels_are_different_templates() {
+    let lines = [
+        "# BLASTN 2.14.0+",
+        "# Query: contig_0",
+        "# Database: refseq_rna",
+        "# BLASTN 2.14.0+",
+        "# Query: contig_1",
+        "# Database: refseq_rna",
+    ];
+    let sevs = vec![Severity::None; lines.len()];
+    let (templates, of_line) = mine(&lines, &sevs);
+    assert_eq!(templates.len(), 3, "{templates:?}");
+    assert_eq!(of_line[1], of_line[4], "both Query: lines are one template");
+    assert_ne!(of_line[0], of_line[1]);
+    let query = &templates[of_line[1].unwrap()];
+    assert_eq!(query.lines, vec![2, 5], "two Query: lines, not four");
+    // Values still vary under one label.
+    assert!(!labels_clash(&["user=", "<*>"], &["user=", "bob"]));
+    assert!(labels_clash(
+        &["#", "Query:", "<*>"],
+        &["#", "BLASTN", "<*>"]
+    ));
+}
+
+#[test]
+fn the_next_result_of_a_list_is_not_an_error_lines_context() {
+    let never = |_: usize| false;
+    let list = [
+        "FAILED: net/Test.java",
+        "Passed: net/RST.java",
+        "Passed: net/Other.java",
+    ];
+    assert!(context_after(&list, 0, &never).is_empty());
+    // A continuation of the error (indented, or not of the labelled shape) is context.
+    let cont = [
+        "Error: cannot bind port 80",
+        "  reason: permission denied",
+        "while starting the listener",
+    ];
+    assert_eq!(context_after(&cont, 0, &never), [1, 2]);
+    // A note after the error, labelled but in prose, is its context too.
+    let hint = [
+        "error: failed to push some refs to 'origin'",
+        "hint: Updates were rejected because the tip is behind",
+    ];
+    assert_eq!(context_after(&hint, 0, &never), [1]);
+    assert_eq!(labelled("  Passed: a.java"), Some(2));
+    assert_eq!(labelled("src/a.rs:3: error"), None);
+}
+
+#[test]
+fn mines_templates_and_keeps_errors() {
+    let mut text = String::new();
+    for i in 0..50 {
+        text.push_str(&format!(
+            "2024-01-01 10:00:{:02} INFO served request {i} in {i}ms\n",
+            i % 60
+        ));
+    }
+    text.push_str("2024-01-01 10:01:00 ERROR database connection refused host=db1\n");
+    text.push_str("    at com.acme.Db.connect(Db.java:42)\n");
+    let lines: Vec<&str> = text.split('\n').collect();
+    let sevs: Vec<Severity> = lines.iter().map(|l| signal::severity(l)).collect();
+    let (t, _) = mine(&lines, &sevs);
+    assert_eq!(t.len(), 3, "{t:?}");
+    let q = Query::new("why did the database fail?");
+    let r = reduce_lines(
+        &lines,
+        Kind::Log,
+        &Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: 0,
+        },
+    );
+    let err: Vec<&Item> = r
+        .items
+        .iter()
+        .filter(|i| i.section == Section::Errors)
+        .collect();
+    assert!(err
+        .iter()
+        .any(|i| i.line == Some(51) && i.text.contains("connection refused")));
+    assert!(err
+        .iter()
+        .any(|i| i.line == Some(52) && i.text.contains("Db.java:42")));
+    assert!(r.next_action.contains("L"));
+}
+
+/// kubectl_06 (corpus): the pool's configuration line, 78 lines above the error, is the
+/// manifest's `maxSize=10` fact; it shares the error's terms, not the intent's.
+#[test]
+fn intent_matches_are_not_all_one_template() {
+    // Sixty name lines match the question best; a line that matches it less well still
+    // gets a place among the matches.
+    let mut text = String::new();
+    for i in 0..60 {
+        text.push_str(&format!("  <name>ge-0/0/{i}</name>\n  <mtu>1514</mtu>\n"));
+        for f in [
+            "speed", "duplex", "flow", "media", "fault", "loopback", "snmp", "index",
+        ] {
+            text.push_str(&format!("  <{f}>{}</{f}>\n", i * 7 % 13));
+        }
+    }
+    text.push_str("ports in service: 3\n");
+    let lines: Vec<&str> = text.split('\n').collect();
+    let q = Query::new("which ge-0/0 port names are in service?");
+    let ctx = Ctx {
+        query: &q,
+        exit_code: None,
+        bytes: text.len(),
+    };
+    let r = reduce_lines(&lines, Kind::Lines, &ctx);
+    let names = r
+        .items
+        .iter()
+        .filter(|i| i.text.contains("<name>ge-0/0/"))
+        .count();
+    assert!(names <= MATCHES_PER_TEMPLATE + 3, "{names}");
+    assert!(r.items.iter().any(|i| i.text.contains("ports in service")));
+}
+
+#[test]
+fn keeps_the_setting_an_error_refers_to() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/kubectl_06.txt");
+    let text = std::fs::read_to_string(p).unwrap();
+    let lines: Vec<&str> = text.split('\n').collect();
+    let q = Query::new(
+        "kubectl logs payment-service-7d9f8c4b-xk2p9 what is causing intermittent 500s?",
+    );
+    let ctx = Ctx {
+        query: &q,
+        exit_code: None,
+        bytes: text.len(),
+    };
+    let r = reduce_lines(&lines, Kind::Log, &ctx);
+    let cfg = r
+        .items
+        .iter()
+        .filter(|i| i.text.contains("maxSize=10"))
+        .max_by(|a, b| a.prio.total_cmp(&b.prio))
+        .expect("the pool configuration line is a candidate");
+    assert_eq!(cfg.section, Section::Evidence);
+    assert!(cfg.prio >= 45.0, "{}", cfg.prio);
+    // The size stated is the file's, and no derived count of 3+ digits is written.
+    let kind = r
+        .items
+        .iter()
+        .find(|i| i.text.starts_with("kind:"))
+        .unwrap();
+    assert!(
+        kind.text
+            .contains(&format!("{} bytes", fmt_num(text.len()))),
+        "{}",
+        kind.text
+    );
+}
