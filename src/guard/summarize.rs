@@ -299,9 +299,17 @@ pub fn summarize_focused(
     ));
     // A JSON document cut off before its end is read up to its last complete value, closed;
     // the quotes and the grounding still check against the input itself.
-    let cut = reduce::truncated::repair(input.text);
+    // (Valid JSON, the common case, is parsed once, by `detect`.)
+    let first = reduce::detect(input.text);
+    let cut = (first != reduce::Kind::Json)
+        .then(|| reduce::truncated::repair(input.text))
+        .flatten();
     let text = cut.as_ref().map_or(input.text, |c| c.text.as_str());
-    let kind = reduce::detect(text);
+    let kind = if cut.is_some() {
+        reduce::detect(text)
+    } else {
+        first
+    };
     let ctx = Ctx {
         query: &query,
         exit_code,

@@ -99,27 +99,62 @@ pub fn repair(text: &str) -> Option<Truncated> {
     })
 }
 
+/// Where a byte stands with respect to JSON strings ([`Strings::step`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    /// Outside every string (an opening `"` included).
+    Outside,
+    /// Inside a string.
+    Inside,
+    /// The `"` that closes a string.
+    Closed,
+}
+
+/// The string state of a byte scan: inside a string or not, after a backslash or not.
+#[derive(Default)]
+struct Strings {
+    in_str: bool,
+    esc: bool,
+}
+
+impl Strings {
+    fn step(&mut self, c: u8) -> At {
+        if self.in_str {
+            if self.esc {
+                self.esc = false;
+            } else if c == b'\\' {
+                self.esc = true;
+            } else if c == b'"' {
+                self.in_str = false;
+                return At::Closed;
+            }
+            return At::Inside;
+        }
+        if c == b'"' {
+            self.in_str = true;
+        }
+        At::Outside
+    }
+}
+
 /// Byte end of the last complete value inside a container of `b` (a string value, a closed
 /// `}`/`]`, a scalar followed by a delimiter); `None` when there is none, or when a
 /// top-level value closes before the end (more follows it: not a cut document).
 fn last_complete(b: &[u8]) -> Option<usize> {
     let mut stack: Vec<u8> = Vec::new();
-    let (mut in_str, mut esc, mut is_key) = (false, false, false);
-    let mut in_scalar = false;
+    let mut strings = Strings::default();
+    let (mut is_key, mut in_scalar) = (false, false);
     let mut safe = None;
     for (i, &c) in b.iter().enumerate() {
-        if in_str {
-            if esc {
-                esc = false;
-            } else if c == b'\\' {
-                esc = true;
-            } else if c == b'"' {
-                in_str = false;
+        match strings.step(c) {
+            At::Inside => continue,
+            At::Closed => {
                 if !is_key {
                     safe = Some(i + 1);
                 }
+                continue;
             }
-            continue;
+            At::Outside => {}
         }
         let scalar_byte = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'+');
         if in_scalar && !scalar_byte {
@@ -127,10 +162,7 @@ fn last_complete(b: &[u8]) -> Option<usize> {
             safe = Some(i);
         }
         match c {
-            b'"' => {
-                in_str = true;
-                is_key = stack.last() == Some(&b'{') && expecting_key(b, i);
-            }
+            b'"' => is_key = stack.last() == Some(&b'{') && expecting_key(b, i),
             b'{' | b'[' => stack.push(c),
             b'}' | b']' => {
                 stack.pop()?;
@@ -149,20 +181,12 @@ fn last_complete(b: &[u8]) -> Option<usize> {
 /// The brackets open at the end of `b`, outermost first, and whether it ends inside a string.
 fn scan(b: &[u8]) -> (Vec<u8>, bool) {
     let mut stack = Vec::new();
-    let (mut in_str, mut esc) = (false, false);
+    let mut strings = Strings::default();
     for &c in b {
-        if in_str {
-            if esc {
-                esc = false;
-            } else if c == b'\\' {
-                esc = true;
-            } else if c == b'"' {
-                in_str = false;
-            }
+        if strings.step(c) != At::Outside {
             continue;
         }
         match c {
-            b'"' => in_str = true,
             b'{' | b'[' => stack.push(c),
             b'}' | b']' => {
                 stack.pop();
@@ -170,7 +194,7 @@ fn scan(b: &[u8]) -> (Vec<u8>, bool) {
             _ => {}
         }
     }
-    (stack, in_str)
+    (stack, strings.in_str)
 }
 
 /// True when the `"` at `i` starts an object's key: the last byte before it that is not
