@@ -14,11 +14,7 @@ use std::collections::HashSet;
 /// never says more was omitted than was received.
 pub(super) fn shown_fact(text: &str, bytes: usize, packed: &[Item]) -> Item {
     let total_lines = text.lines().count();
-    let shown: HashSet<usize> = packed
-        .iter()
-        .filter(|i| i.section != Section::KeyFacts)
-        .filter_map(|i| i.line)
-        .collect();
+    let shown = excerpt_lines(packed);
     let shown_bytes: usize = packed
         .iter()
         .filter(|i| i.section != Section::KeyFacts && i.line.is_some())
@@ -51,17 +47,23 @@ pub(super) const LAST_LINES_ACTION: &str = "or search it for what you need.";
 /// Least relevance (0..=1) of a shown excerpt for the next action to point at it.
 const MIN_NEXT_REL: f64 = 0.5;
 
+/// The lines of the excerpts shown (Evidence and Errors): counted in the Key facts, and where
+/// the next action may point.
+fn excerpt_lines(packed: &[Item]) -> HashSet<usize> {
+    packed
+        .iter()
+        .filter(|i| i.section != Section::KeyFacts)
+        .filter_map(|i| i.line)
+        .collect()
+}
+
 /// The line of the shown excerpt most relevant to the question (the highest
 /// [`reduce::select::Cand::rel`], then an excerpt before an error line, since the question is
 /// not about what failed, then score, then the earliest line), for the next action:
 /// where the answer the signals found is, rather than the last error line of a text whose
 /// errors the question is not about.
 pub(super) fn top_relevant_shown(cands: &[reduce::select::Cand], packed: &[Item]) -> Option<usize> {
-    let shown: HashSet<usize> = packed
-        .iter()
-        .filter(|i| i.section != Section::KeyFacts)
-        .filter_map(|i| i.line)
-        .collect();
+    let shown = excerpt_lines(packed);
     cands
         .iter()
         .filter(|c| c.rel >= MIN_NEXT_REL && c.item.section != Section::KeyFacts)
@@ -84,11 +86,7 @@ pub(super) fn top_relevant_shown(cands: &[reduce::select::Cand], packed: &[Item]
 /// question asks for), for the next action: the answer the signals found, not the window of
 /// the intent's words (which can be a file's header lines).
 pub(super) fn top_extreme_shown(cands: &[reduce::select::Cand], packed: &[Item]) -> Option<usize> {
-    let shown: HashSet<usize> = packed
-        .iter()
-        .filter(|i| i.section != Section::KeyFacts)
-        .filter_map(|i| i.line)
-        .collect();
+    let shown = excerpt_lines(packed);
     cands
         .iter()
         .filter(|c| c.channel == reduce::select::Channel::Extreme)
