@@ -358,6 +358,7 @@ pub fn summarize_focused(
     cands.extend(reduce::select::named_keys(text, &query));
     cands.extend(reduce::select::calls(text, &query));
     cands.extend(reduce::select::summary_blocks(text));
+    cands.extend(reduce::select::stacks(text, &query));
     let policy = reduce::select::Policy {
         asked: focus,
         asks,

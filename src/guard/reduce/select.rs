@@ -19,12 +19,14 @@ mod calls;
 mod headers;
 mod named;
 mod propose;
+mod stacks;
 mod summary;
 
 pub use calls::calls;
 pub use headers::{lead, Headers};
 pub use named::named_keys;
 pub use propose::{candidates, from_kind};
+pub use stacks::stacks;
 pub use summary::summary_blocks;
 
 /// Where a candidate comes from.

@@ -742,3 +742,26 @@ fn records_past_a_stated_threshold_are_shown_when_every_record_matches_the_words
         assert!(s.text.contains(id), "{id}\n{}", s.text);
     }
 }
+
+#[test]
+fn a_profile_of_sampled_stacks_is_summed_over_its_stacks() {
+    // Thousands of stacks repeat the same frames: no line is rare, no number extreme; the
+    // answer is a sum over stacks. The heaviest stack's count is a lone line after it.
+    let mut text = String::from("CPU     ID                    FUNCTION:NAME\n");
+    for i in 0..3000 {
+        text.push_str(&format!(
+            "\n              unix`mutex_enter+0x{:x}\n              genunix`kmem_free+0x4e\n              genunix`vn_rele+0x82\n              unix`sys_syscall+0x17a\n                {}\n",
+            i % 50,
+            1 + i % 4
+        ));
+    }
+    text.push_str("\n              unix`do_splx+0x65\n              genunix`fop_read+0x8b\n                1971\n");
+    let s = run(
+        &text,
+        None,
+        Some("which kernel stacks have the highest sample counts?"),
+    );
+    assert!(s.text.contains("heaviest stack: 1971 at L"), "{}", s.text);
+    assert!(s.text.contains("unix`do_splx+0x65"), "{}", s.text);
+    assert!(s.text.contains("call stacks: ×3001 stacks"), "{}", s.text);
+}
