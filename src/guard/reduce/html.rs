@@ -1,6 +1,8 @@
 //! HTML pages: tags stripped line by line (so line n of the readable text is line n of the
 //! page), scripts and styles dropped, entities decoded, then reduced as text ranked by the intent.
 
+mod article;
+
 use super::text::reduce_lines;
 use super::{show_line_max, Ctx, Item, Reduction, Section, MUST};
 use regex::Regex;
@@ -201,6 +203,9 @@ pub fn reduce(html: &str, ctx: &Ctx<'_>) -> Reduction {
         r.items
             .push(Item::line(Section::Evidence, lead + 1, shown, 95.0));
     }
+    // Its headline, byline and dates, as the page writes them.
+    let raw: Vec<&str> = html.split('\n').collect();
+    r.items.extend(article::items(&raw, &text));
     if let Some(c) = TITLE.captures(html) {
         let t = decode_entities(c[1].trim());
         r.items.push(Item {
