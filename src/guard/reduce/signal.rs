@@ -22,7 +22,7 @@ static LEVEL_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 static NAMED_ERROR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[A-Za-z]+(Exception|Error)\b").unwrap());
 static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
+    Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|segfault|sig(segv|abrt|bus|ill|fpe)|access violation|exc_bad_access|crashed|crash reason|problematic frame|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
 });
 static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
@@ -251,6 +251,17 @@ mod tests {
             Severity::None
         );
         assert_eq!(severity("Error: not found."), Severity::Error);
+        // A crash says so in the words of its platform: a signal, an access violation, a
+        // thread marked crashed, a JVM's problematic frame.
+        for l in [
+            "Crash reason: EXC_BAD_ACCESS / KERN_INVALID_ADDRESS",
+            "Thread 0 main (crashed) - tid: 4611",
+            "#  SIGSEGV (0xb) at pc=0x00007f3c, pid=4242, tid=4243",
+            "# Problematic frame:",
+            "c0000005 Access violation reading location 0x00000000",
+        ] {
+            assert_eq!(severity(l), Severity::Error, "{l}");
+        }
         // A class of error is an error; a file or path named after one is not.
         assert_eq!(severity("raise ValueError(\"bad\")"), Severity::Error);
         assert_eq!(
