@@ -80,7 +80,9 @@ fn frame_text(line: &str) -> Option<&str> {
         return Some(sym);
     }
     if let Some(rest) = t.strip_prefix("at ") {
-        if rest.ends_with(')') && rest.contains('(') && !rest.contains(' ') {
+        // `at pkg.Class.method(File.java:12)`, `(Native Method)`: no space before the `(`.
+        let call = rest.split('(').next().unwrap_or("");
+        if rest.ends_with(')') && rest.contains('(') && !call.is_empty() && !call.contains(' ') {
             return Some(t);
         }
         return None;
@@ -147,16 +149,25 @@ fn blocks<'a>(lines: &[&'a str]) -> Option<Vec<Stack<'a>>> {
         }
         let start = i;
         let mut frames = Vec::new();
+        let mut notes = 0;
         while i < lines.len() {
             let l = lines[i].trim_end_matches('\r');
             match frame_text(l).filter(|_| l.starts_with([' ', '\t'])) {
                 Some(f) => frames.push(f),
+                // A note between frames (a JVM's `- waiting to lock <0x…>`, `- locked <0x…>`)
+                // belongs to the stack; it is no frame.
+                None if !frames.is_empty()
+                    && l.trim_start().starts_with("- ")
+                    && l.starts_with([' ', '\t']) =>
+                {
+                    notes += 1;
+                }
                 None => break,
             }
             i += 1;
         }
-        nonblank += frames.len() - 1;
-        covered += frames.len();
+        nonblank += frames.len() + notes - 1;
+        covered += frames.len() + notes;
         let header = start
             .checked_sub(1)
             .map(|h| lines[h].trim())
@@ -184,11 +195,11 @@ fn blocks<'a>(lines: &[&'a str]) -> Option<Vec<Stack<'a>>> {
 }
 
 /// `×N (P%)` of `total`: toolsum's sum, and its share as a whole percent (three digits would
-/// read as a figure quoted from the input; a share of all samples is said as "all").
+/// read as a figure quoted from the input; a share of the whole is said as "all").
 fn share(w: u64, total: u64) -> String {
     let pct = (100.0 * w as f64 / total.max(1) as f64).round() as u64;
     match pct {
-        100 => format!("×{w} (all samples)"),
+        100 => format!("×{w} (all)"),
         0 => format!("×{w} (<1%)"),
         p => format!("×{w} ({p}%)"),
     }
@@ -273,13 +284,16 @@ pub fn stacks(text: &str, q: &Query) -> Vec<Cand> {
     let total: u64 = st.iter().map(|s| s.weight).sum();
     // One entry per fact line: two frames on one line would read as one backticked quote
     // (`` unix`a+0x1, unix`b+0x2 `` holds `` `a+0x1, unix` ``).
+    let weighted = st.iter().any(|s| s.weight > 1);
+    // What a sum counts: samples when stacks carry counts, else stacks (a thread dump's).
+    let unit = if weighted { "samples" } else { "stacks" };
     let mut facts = vec![format!(
-        "call stacks: ×{} stacks, ×{total} samples{}",
+        "call stacks: ×{} stacks{}",
         st.len(),
-        if st.iter().any(|s| s.weight > 1) {
-            " (each stack's count as written, else 1)"
+        if weighted {
+            format!(", ×{total} samples (each stack's count line, else 1)")
         } else {
-            " (one per stack)"
+            " (no count lines: each stack counts once)".to_string()
         }
     )];
     // Self: the leaf frame of each stack.
@@ -345,7 +359,7 @@ pub fn stacks(text: &str, q: &Query) -> Vec<Cand> {
         }
         if by.len() >= 2 {
             for (h, w) in top(&by, TOP_HEADERS) {
-                facts.push(format!("samples under header: {h} {}", share(w, total)));
+                facts.push(format!("{unit} under header: {h} {}", share(w, total)));
             }
         }
     }
@@ -503,7 +517,7 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("samples under header: java  3278 cpu-clock: ×27 (90%)"),
+            t.contains("stacks under header: java  3278 cpu-clock: ×27 (90%)"),
             "{t}"
         );
         // One sample per stack: no "heaviest" stack to name.
@@ -556,5 +570,38 @@ mod tests {
             "lorg/mozilla/javascript/scriptruntime;.setobjectprop(",
             "top"
         ));
+    }
+
+    #[test]
+    fn a_thread_dump_counts_threads_per_state_and_top_frame() {
+        let mut text = String::from("Full thread dump OpenJDK 64-Bit Server VM:\n\n");
+        for i in 0..30 {
+            let (state, top) = if i % 3 == 0 {
+                (
+                    "BLOCKED (on object monitor)",
+                    "at com.acme.Cache.put(Cache.java:120)",
+                )
+            } else {
+                (
+                    "WAITING (parking)",
+                    "at jdk.internal.misc.Unsafe.park(Native Method)",
+                )
+            };
+            text.push_str(&format!(
+                "\"worker-{i}\" #{i} prio=5 tid=0x7f{i:04x} nid=0x{i:x} waiting\n   java.lang.Thread.State: {state}\n\t{top}\n\t- waiting to lock <0x000000071a2b3c4d> (a com.acme.Cache)\n\tat java.lang.Thread.run(Thread.java:833)\n\n"
+            ));
+        }
+        let c = stacks(&text, &Query::new("what are the threads blocked on?"));
+        let t = texts(&c).join("\n");
+        assert!(t.contains("call stacks: ×30 stacks (no count lines"), "{t}");
+        assert!(
+            t.contains("top of stack (self): at com.acme.Cache.put(Cache.java:120) ×10 (33%)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("stacks under header: java.lang.Thread.State: WAITING (parking) ×20 (67%)"),
+            "{t}"
+        );
+        all_grounded(&c, &text);
     }
 }
