@@ -761,7 +761,11 @@ fn a_profile_of_sampled_stacks_is_summed_over_its_stacks() {
         None,
         Some("which kernel stacks have the highest sample counts?"),
     );
-    assert!(s.text.contains("heaviest stack: 1971 at L"), "{}", s.text);
+    assert!(
+        s.text.contains("heaviest stack: 1971 (count line L"),
+        "{}",
+        s.text
+    );
     assert!(s.text.contains("unix`do_splx+0x65"), "{}", s.text);
     assert!(s.text.contains("call stacks: ×3001 stacks"), "{}", s.text);
 }

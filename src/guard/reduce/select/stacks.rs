@@ -58,12 +58,13 @@ const MIN_NAME: usize = 3;
 const SCORE: f64 = 90.0;
 
 /// One stack: its frames leaf first, its weight (samples), the 1-based line of its leaf frame
-/// and its header line, if any.
+/// (a folded stack's own line), of its count line if any, and its header line, if any.
 #[derive(Debug)]
 struct Stack<'a> {
     frames: Vec<&'a str>,
     weight: u64,
     line: usize,
+    count_line: Option<usize>,
     header: Option<&'a str>,
     /// Folded: the frames as the line writes them, root first.
     folded: bool,
@@ -114,6 +115,7 @@ fn folded<'a>(lines: &[&'a str]) -> Option<Vec<Stack<'a>>> {
                     frames,
                     weight,
                     line: i + 1,
+                    count_line: Some(i + 1),
                     header: None,
                     folded: true,
                 });
@@ -176,8 +178,10 @@ fn blocks<'a>(lines: &[&'a str]) -> Option<Vec<Stack<'a>>> {
             covered += 1;
         }
         let mut weight = 1;
+        let mut count_line = None;
         if let Some(c) = lines.get(i).and_then(|l| COUNT.captures(l)) {
             weight = c[1].parse().unwrap_or(1);
+            count_line = Some(i + 1);
             covered += 1;
             nonblank += 1;
             i += 1;
@@ -186,12 +190,23 @@ fn blocks<'a>(lines: &[&'a str]) -> Option<Vec<Stack<'a>>> {
             frames,
             weight,
             line: start + 1,
+            count_line,
             header,
             folded: false,
         });
     }
     let cover = covered as f64 / nonblank.max(1) as f64;
     (out.len() >= MIN_STACKS && cover >= MIN_COVER).then_some(out)
+}
+
+/// A frame's function: the frame without its offset (`+0x36c`) and the module after it
+/// (` (/usr/sbin/nginx)`), so that the addresses of one function sum together.
+fn function(frame: &str) -> &str {
+    let f = frame.split(" (").next().unwrap_or(frame);
+    match f.rfind("+0x") {
+        Some(p) if f[p + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => &f[..p],
+        _ => f,
+    }
 }
 
 /// `×N (P%)` of `total`: toolsum's sum, and its share as a whole percent (three digits would
@@ -296,20 +311,34 @@ pub fn stacks(text: &str, q: &Query) -> Vec<Cand> {
             " (no count lines: each stack counts once)".to_string()
         }
     )];
-    // Self: the leaf frame of each stack.
+    // Self: the leaf frame of each stack, summed per function over its addresses
+    // (`f+0x36c` and `f+0x12` are one function), shown by its most sampled address.
     let mut own: HashMap<&str, (u64, usize)> = HashMap::new();
+    let mut by_fn: HashMap<&str, (u64, usize)> = HashMap::new();
     for s in &st {
         if let Some(f) = s.frames.first() {
             add(&mut own, f, s.weight);
+            add(&mut by_fn, function(f), s.weight);
         }
     }
     let shown = |f: &str| clip_str(f, MAX_FRAME_BYTES).to_string();
-    for (f, w) in top(&own, TOP_FRAMES) {
-        facts.push(format!(
-            "top of stack (self): {} {}",
-            shown(f),
-            share(w, total)
-        ));
+    for (func, fw) in top(&by_fn, TOP_FRAMES) {
+        let mut variants: Vec<(&str, u64, usize)> = own
+            .iter()
+            .filter(|(f, _)| function(f) == func)
+            .map(|(f, (w, o))| (*f, *w, *o))
+            .collect();
+        variants.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)));
+        let (f, w, _) = variants[0];
+        let mut line = format!("top of stack (self): {} {}", shown(f), share(w, total));
+        if variants.len() > 1 {
+            line.push_str(&format!(
+                "; its function at all {} addresses {}",
+                variants.len(),
+                share(fw, total)
+            ));
+        }
+        facts.push(line);
     }
     // The heaviest stacks, their count as written.
     let mut order: Vec<&Stack> = st.iter().collect();
@@ -338,10 +367,11 @@ pub fn stacks(text: &str, q: &Query) -> Vec<Cand> {
                     }
                     path = format!("{path} ← {}", shown(f));
                 }
-                format!(
-                    "heaviest stack: {} at L{} (its count line), leaf first: {path}",
-                    s.weight, s.line
-                )
+                let at = match s.count_line {
+                    Some(c) => format!("count line L{c}, leaf frame L{}", s.line),
+                    None => format!("leaf frame L{}", s.line),
+                };
+                format!("heaviest stack: {} ({at}), leaf first: {path}", s.weight)
             };
             facts.push(text);
         }
@@ -471,7 +501,15 @@ mod tests {
         let t = texts(&c).join("\n");
         assert!(t.contains("call stacks: ×42 stacks"), "{t}");
         // The heaviest stack's count as the file writes it, its leaf, and its line.
-        assert!(t.contains("heaviest stack: 1971 at L"), "{t}");
+        // Anchored at its count line, as the fact says.
+        let count_line = text.lines().position(|l| l.trim() == "1971").unwrap() + 1;
+        assert!(
+            t.contains(&format!(
+                "heaviest stack: 1971 (count line L{count_line}, leaf frame L{}",
+                count_line - 2
+            )),
+            "{t}"
+        );
         assert!(t.contains("unix`do_splx+0x65"), "{t}");
         // The self frame with the most samples first.
         let first_self = t.lines().find(|l| l.starts_with("top of stack")).unwrap();
@@ -602,6 +640,32 @@ mod tests {
             t.contains("stacks under header: java.lang.Thread.State: WAITING (parking) ×20 (67%)"),
             "{t}"
         );
+        all_grounded(&c, &text);
+    }
+
+    #[test]
+    fn self_samples_sum_over_a_functions_addresses() {
+        // One function sampled at many offsets is the hottest, though no one address is.
+        let mut text = String::new();
+        for i in 0..30 {
+            let leaf = if i % 2 == 0 {
+                format!("ngx_http_parse_request_line+0x{:x}", 0x100 + i)
+            } else {
+                format!("memcpy+0x{:x}", 0x10 + i % 3)
+            };
+            text.push_str(&format!(
+                "nginx 4242 cpu-clock:\n\t    7f1e214c{i:04x} {leaf} (/usr/sbin/nginx)\n\t    7f1e214c0000 main (/usr/sbin/nginx)\n\n"
+            ));
+        }
+        let c = stacks(&text, &Query::new("which function is hottest?"));
+        let t = texts(&c).join("\n");
+        let first = t.lines().find(|l| l.starts_with("top of stack")).unwrap();
+        assert!(first.contains("ngx_http_parse_request_line+0x"), "{t}");
+        assert!(
+            first.contains("its function at all 15 addresses ×15 (50%)"),
+            "{t}"
+        );
+        assert!(t.contains("memcpy+0x"), "{t}");
         all_grounded(&c, &text);
     }
 }
