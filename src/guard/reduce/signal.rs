@@ -112,12 +112,55 @@ fn named_error(line: &str) -> bool {
     })
 }
 
+/// Counters a table of counts names in its header row beside `errors` (`ip -s link`'s
+/// `RX: bytes packets errors dropped missed mcast`, a test table's `Tests Passed Failed
+/// Errors Skipped`).
+const COUNTER_WORDS: &[&str] = &[
+    "bytes",
+    "packets",
+    "dropped",
+    "drops",
+    "overrun",
+    "overruns",
+    "frame",
+    "carrier",
+    "collisions",
+    "missed",
+    "mcast",
+    "warnings",
+    "skipped",
+    "passed",
+    "total",
+    "count",
+    "tests",
+];
+
+/// True for a table's header row: four words or more, no digit, each a bare word (a trailing
+/// `:` allowed), two of them counters ([`COUNTER_WORDS`]). Its `errors` names a column.
+fn column_header(line: &str) -> bool {
+    let t = line.trim();
+    if t.len() > 200 || t.bytes().any(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let words: Vec<&str> = t.split_whitespace().collect();
+    words.len() >= 4
+        && words.iter().all(|w| {
+            let w = w.strip_suffix(':').unwrap_or(w);
+            !w.is_empty() && w.chars().all(|c| c.is_alphabetic() || c == '_' || c == '-')
+        })
+        && words
+            .iter()
+            .filter(|w| COUNTER_WORDS.contains(&w.trim_end_matches(':').to_lowercase().as_str()))
+            .count()
+            >= 2
+}
+
 /// The severity of one line. Zero counts ("errors=0", "0 failed") are not errors.
 pub fn severity(line: &str) -> Severity {
     if line.len() > 4000 {
         return severity(crate::guard::reduce::clip_str(line, 4000));
     }
-    if PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400)) {
+    if PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400)) || column_header(line) {
         return Severity::None;
     }
     // An explicit level near the start of a record decides, except for strong error signals
@@ -251,6 +294,16 @@ mod tests {
             Severity::None
         );
         assert_eq!(severity("Error: not found."), Severity::Error);
+        // A header row naming an `errors` column is no error; prose with the word is.
+        assert_eq!(
+            severity("    RX: bytes  packets  errors  dropped missed  mcast"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("Tests Passed Failed Errors Skipped"),
+            Severity::None
+        );
+        assert_eq!(severity("there were errors in the build"), Severity::Error);
         // A crash says so in the words of its platform: a signal, an access violation, a
         // thread marked crashed, a JVM's problematic frame.
         for l in [
