@@ -205,4 +205,20 @@ mod tests {
         let html = "<html><body>\n<p>just a paragraph</p>\n<ul><li>a</li></ul>\n</body></html>";
         assert!(run(html).is_empty());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_page_gives_lines_of_it(
+            html in "(<(h1|h3|time|meta|p|article|span)( class=\"(author|x)\"| datetime=\"2\"| property=\"date\" content=\"\")?>|[a-zé ]{0,30}|\n|</h1>){0,80}",
+        ) {
+            let raw: Vec<&str> = html.split('\n').collect();
+            let text = super::super::strip(&html);
+            for it in items(&raw, &text) {
+                let n = it.line.unwrap();
+                proptest::prop_assert!(n >= 1 && n <= raw.len());
+                // Each item is a piece of its own line, as the page writes it.
+                proptest::prop_assert!(raw[n - 1].contains(it.text.trim()), "{:?}", it.text);
+            }
+        }
+    }
 }

@@ -7,11 +7,13 @@
 //!
 //! Nothing here knows a profiler: a block stack is a run of indented frame lines (an address
 //! then a symbol, one token holding `` ` ``, `+0x` or `::`, or `at f(...)`), a folded stack a
-//! line of `;`-joined frames ending in a count. When most of the output is such stacks, four
-//! facts are proposed to the kind channel: the frames with the most samples at the top of a
-//! stack (self), the heaviest stacks (their count as written, anchored), the header lines with
-//! the most samples (threads, processes), and the frames the question names with their
-//! samples. Sums are toolsum's counts, written `×N`.
+//! line of `;`-joined frames ending in a count. When most of the output is such stacks, Key
+//! facts (one entry per line) are proposed to the kind channel: the stacks and samples, the
+//! functions with the most samples at the top of a stack (self, summed over their addresses),
+//! the heaviest stacks (their count as written, anchored), the header lines with the most
+//! samples (threads, a thread dump's states), and the frames the question names with the
+//! samples of their stacks. Sums are toolsum's counts, written `×N`, and saturate rather than
+//! wrap.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -110,6 +112,13 @@ fn folded<'a>(lines: &[&'a str]) -> Option<Vec<Stack<'a>>> {
                 let weight = c[2].parse().unwrap_or(0);
                 let stack = c.get(1).map_or("", |m| m.as_str());
                 let mut frames: Vec<&str> = stack.split(';').filter(|f| !f.is_empty()).collect();
+                // A frame is a name: a row of `;`-separated values (`Alice;30;Paris 75001`)
+                // has a number for a field.
+                if frames.len() < 2 || frames.iter().any(|f| f.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    other += 1;
+                    continue;
+                }
                 frames.reverse();
                 out.push(Stack {
                     frames,
@@ -214,7 +223,8 @@ fn function(frame: &str) -> &str {
 fn share(w: u64, total: u64) -> String {
     let pct = (100.0 * w as f64 / total.max(1) as f64).round() as u64;
     match pct {
-        100 => format!("×{w} (all)"),
+        _ if w >= total => format!("×{w} (all)"),
+        100.. => format!("×{w} (>99%)"),
         0 => format!("×{w} (<1%)"),
         p => format!("×{w} ({p}%)"),
     }
@@ -229,7 +239,8 @@ fn top<'a>(w: &HashMap<&'a str, (u64, usize)>, n: usize) -> Vec<(&'a str, u64)> 
 
 fn add<'a>(m: &mut HashMap<&'a str, (u64, usize)>, k: &'a str, w: u64) {
     let n = m.len();
-    m.entry(k).or_insert((0, n)).0 += w;
+    let e = m.entry(k).or_insert((0, n));
+    e.0 = e.0.saturating_add(w);
 }
 
 /// A header's thread: the header as written when headers repeat, else its first two words
@@ -296,7 +307,7 @@ pub fn stacks(text: &str, q: &Query) -> Vec<Cand> {
     let Some(st) = folded(&lines).or_else(|| blocks(&lines)) else {
         return Vec::new();
     };
-    let total: u64 = st.iter().map(|s| s.weight).sum();
+    let total: u64 = st.iter().fold(0, |a, s| a.saturating_add(s.weight));
     // One entry per fact line: two frames on one line would read as one backticked quote
     // (`` unix`a+0x1, unix`b+0x2 `` holds `` `a+0x1, unix` ``).
     let weighted = st.iter().any(|s| s.weight > 1);
@@ -420,12 +431,15 @@ pub fn stacks(text: &str, q: &Query) -> Vec<Cand> {
             }
             for (k, h) in held.iter().enumerate() {
                 if *h {
-                    reach[k] += s.weight;
+                    reach[k] = reach[k].saturating_add(s.weight);
                 }
             }
         }
         // A name in the stacks of most samples (`java` in a JVM's profile) picks nothing.
-        let picks: Vec<bool> = reach.iter().map(|r| *r > 0 && r * 2 <= total).collect();
+        let picks: Vec<bool> = reach
+            .iter()
+            .map(|r| *r > 0 && r.saturating_mul(2) <= total)
+            .collect();
         let mut named: Vec<(&str, u64, usize, usize)> = incl
             .iter()
             .filter_map(|(f, (w, o))| {
@@ -667,5 +681,30 @@ mod tests {
         );
         assert!(t.contains("memcpy+0x"), "{t}");
         all_grounded(&c, &text);
+    }
+
+    #[test]
+    fn a_row_of_semicolon_separated_values_is_no_folded_stack() {
+        let text: String = (0..40)
+            .map(|i| format!("user{i};{};Paris {}\n", 20 + i, 75000 + i))
+            .collect();
+        assert!(stacks(&text, &Query::new("who lives in Paris?")).is_empty());
+    }
+
+    #[test]
+    fn a_share_is_all_only_when_it_is_all() {
+        assert_eq!(share(10, 10), "×10 (all)");
+        assert_eq!(share(999, 1000), "×999 (>99%)");
+        assert_eq!(share(1, 1000), "×1 (<1%)");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_gives_grounded_facts_or_none(
+            text in "([ \t]{0,3}([a-z`+;0-9x_:]{1,12}|at f\\(x\\)|- note)[ ]?[0-9]{0,3}\n){0,200}",
+        ) {
+            let c = stacks(&text, &Query::new("which function is hottest?"));
+            all_grounded(&c, &text);
+        }
     }
 }
