@@ -461,13 +461,31 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 .filter(|(_, x)| **x == "<*>")
                 .nth(slot)
                 .map_or(0, |(p, _)| p);
-            // The label of a slot: the nearest literal token before it.
-            let literal = tt[..pos]
+            // The label of a slot: the nearest literal token before it; but a count written
+            // before its noun after a clause's end (`…input, <*> bytes`, `…collisions, <*>
+            // interface resets`) is labelled by the words after it.
+            let before = tt[..pos].iter().rev().find(|x| **x != "<*>").copied();
+            let after: Vec<&str> = tt[pos + 1..]
                 .iter()
-                .rev()
-                .find(|x| **x != "<*>")
+                .take(2)
+                .take_while(|x| x.chars().all(|c| c.is_alphabetic() || c == ','))
                 .copied()
-                .unwrap_or("value");
+                .collect();
+            let after = after
+                .iter()
+                .position(|x| x.ends_with(','))
+                .map_or(&after[..], |k| &after[..=k])
+                .iter()
+                .map(|x| x.trim_end_matches(','))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let label = match before {
+                Some(b) if !b.ends_with([',', ';']) => b.to_string(),
+                _ if !after.is_empty() => after,
+                Some(b) => b.to_string(),
+                None => "value".to_string(),
+            };
+            let literal = label.as_str();
             for (words, mut vals) in series {
                 vals.sort_by_key(|v| v.1);
                 let label = if words.is_empty() {

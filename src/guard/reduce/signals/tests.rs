@@ -472,3 +472,26 @@ fn a_rare_value_in_a_joined_status_field_is_rare() {
     assert!(status_field("admin_state") && status_field("state"));
     assert!(!status_field("substate") && !status_field("statuses"));
 }
+
+#[test]
+fn a_count_written_before_its_noun_is_labelled_by_the_noun() {
+    // `show interfaces`: after a clause's comma, the number comes before what it counts.
+    let mut text = String::new();
+    for i in 0..60 {
+        text.push_str(&format!(
+            "GigabitEthernet0/{i} is up, line protocol is up\n  {} packets input, {} bytes, 0 no buffer\n",
+            1000 + (i * 37) % 101,
+            (i * 7919) % 9_973 * 1000
+        ));
+    }
+    let u = build(&text, Kind::Log);
+    let intent = "which interface received the most bytes?";
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let why: Vec<&String> = s.ext_why.values().collect();
+    assert!(
+        why.iter()
+            .any(|w| w.starts_with("largest bytes (in lines like")),
+        "{why:?}"
+    );
+    assert!(!why.iter().any(|w| w.contains("input,")), "{why:?}");
+}
