@@ -465,7 +465,9 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             // before its noun after a clause's end (`…input, <*> bytes`, `…collisions, <*>
             // interface resets`) is labelled by the words after it.
             let before = tt[..pos].iter().rev().find(|x| **x != "<*>").copied();
-            let after: Vec<&str> = tt[pos + 1..]
+            let after: Vec<&str> = tt
+                .get(pos + 1..)
+                .unwrap_or(&[])
                 .iter()
                 .take(2)
                 .take_while(|x| x.chars().all(|c| c.is_alphabetic() || c == ','))
