@@ -28,6 +28,13 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("valid regex")
 });
+/// An `<article>` element's opening tag.
+static ARTICLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)<article[\s>]").expect("valid regex"));
+/// A `<meta>` tag, and a `content` attribute.
+static META: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)<meta\b").expect("valid regex"));
+static CONTENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\bcontent\s*=").expect("valid regex"));
 /// A `content` attribute with nothing in it (`<meta property="article:author" content="">`).
 static EMPTY_CONTENT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"(?i)\bcontent\s*=\s*(?:""|'')"#).expect("valid regex"));
@@ -67,9 +74,7 @@ pub fn items(raw: &[&str], text: &[String]) -> Vec<Item> {
     let mut out = Vec::new();
     // The headline: the first heading with words after an `<article>`, else the first with
     // three words or more.
-    let article = raw
-        .iter()
-        .position(|l| l.to_ascii_lowercase().contains("<article"));
+    let article = raw.iter().position(|l| ARTICLE.is_match(l));
     let heading = |from: usize| {
         (from..raw.len()).find_map(|i| {
             let m = HEADING.find(raw[i])?;
@@ -87,8 +92,8 @@ pub fn items(raw: &[&str], text: &[String]) -> Vec<Item> {
     // The byline: an author element with a name in it, or in the lines after it.
     'byline: for (i, l) in raw.iter().enumerate() {
         let Some(m) = BYLINE.find(l) else { continue };
-        if l.to_ascii_lowercase().contains("<meta") {
-            if !EMPTY_CONTENT.is_match(l) && l.to_ascii_lowercase().contains("content") {
+        if META.is_match(l) {
+            if CONTENT.is_match(l) && !EMPTY_CONTENT.is_match(l) {
                 out.push(Item::line(
                     Section::Evidence,
                     i + 1,
@@ -124,7 +129,7 @@ pub fn items(raw: &[&str], text: &[String]) -> Vec<Item> {
             break;
         }
         if let Some(m) = DATE.find(l) {
-            if l.to_ascii_lowercase().contains("<meta") && EMPTY_CONTENT.is_match(l) {
+            if META.is_match(l) && EMPTY_CONTENT.is_match(l) {
                 continue;
             }
             out.push(Item::line(

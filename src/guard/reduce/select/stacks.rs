@@ -250,12 +250,8 @@ fn thread_key(h: &str, unique: bool) -> &str {
         return h;
     }
     let mut end = 0;
-    for (k, w) in h.split_whitespace().take(2).enumerate() {
-        let at = h[end..].find(w).map_or(end, |p| end + p);
-        end = at + w.len();
-        if k == 1 {
-            break;
-        }
+    for w in h.split_whitespace().take(2) {
+        end += h[end..].find(w).unwrap_or(0) + w.len();
     }
     &h[..end]
 }
@@ -413,9 +409,10 @@ pub fn stacks(text: &str, q: &Query) -> Vec<Cand> {
         .map(|n| n.to_ascii_lowercase())
         .collect();
     if !names.is_empty() {
-        // Per frame: samples of the stacks it is in; per name: samples of the stacks one of
-        // whose frames holds it.
+        // Per frame: samples of the stacks it is in, and the names it holds (read once per
+        // distinct frame); per name: samples of the stacks one of whose frames holds it.
         let mut incl: HashMap<&str, (u64, usize)> = HashMap::new();
+        let mut holding: HashMap<&str, Vec<usize>> = HashMap::new();
         let mut reach = vec![0u64; names.len()];
         for s in &st {
             let mut seen = std::collections::HashSet::new();
@@ -423,9 +420,14 @@ pub fn stacks(text: &str, q: &Query) -> Vec<Cand> {
             for f in &s.frames {
                 if seen.insert(*f) {
                     add(&mut incl, f, s.weight);
-                    let lower = f.to_ascii_lowercase();
-                    for (k, n) in names.iter().enumerate() {
-                        held[k] |= holds(&lower, n);
+                    let ks = holding.entry(f).or_insert_with(|| {
+                        let lower = f.to_ascii_lowercase();
+                        (0..names.len())
+                            .filter(|&k| holds(&lower, &names[k]))
+                            .collect()
+                    });
+                    for &k in ks.iter() {
+                        held[k] = true;
                     }
                 }
             }
@@ -443,10 +445,7 @@ pub fn stacks(text: &str, q: &Query) -> Vec<Cand> {
         let mut named: Vec<(&str, u64, usize, usize)> = incl
             .iter()
             .filter_map(|(f, (w, o))| {
-                let lower = f.to_ascii_lowercase();
-                let k = (0..names.len())
-                    .filter(|&k| picks[k] && holds(&lower, &names[k]))
-                    .count();
+                let k = holding[f].iter().filter(|&&k| picks[k]).count();
                 (k > 0).then_some((*f, *w, k, *o))
             })
             .collect();
