@@ -346,6 +346,17 @@ pub fn summarize_focused(
     } else {
         reduce::select::Headers::default()
     };
+    // The section the question names ("in the yahoo-news trace summary"): its matching lines
+    // rank with the best matches of the whole text.
+    for (i, r) in reduce::signals::named_section(
+        &units,
+        &headers,
+        &query,
+        input.intent.unwrap_or(""),
+        &scores.rel,
+    ) {
+        scores.rel[i] = scores.rel[i].max(r);
+    }
     if asks.each {
         // One answer per section: each section's first entry is relevant on its own.
         for i in reduce::signals::section_firsts(&units, &headers, &query, asks.ranked()) {

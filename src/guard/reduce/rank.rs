@@ -209,7 +209,7 @@ pub fn tokenize(text: &str) -> Vec<String> {
 /// The parts of a joined word: split at `-` and `_`, where a lower-case letter or digit is
 /// followed by an upper-case one, and before the last capital of an acronym that starts a
 /// word (`pDBPassword` -> `p`, `DB`, `Password`; `HTTPServer` -> `HTTP`, `Server`).
-fn split_joined(t: &str) -> Vec<&str> {
+pub(crate) fn split_joined(t: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for piece in t.split(['-', '_']) {
         let b = piece.as_bytes();

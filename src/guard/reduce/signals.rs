@@ -27,6 +27,7 @@ mod extremes;
 mod fields;
 mod limit;
 mod mining;
+mod scoped;
 mod series;
 
 pub use each::section_firsts;
@@ -35,6 +36,7 @@ pub(crate) use extremes::line_ref;
 use fields::slot_dist;
 pub use fields::{field_dists, number, Dist};
 pub use mining::{facts, shown_path, Fact};
+pub use scoped::named_section;
 
 /// Scores of every unit (index = unit index), each 0..=1.
 #[derive(Debug, Clone, Default)]

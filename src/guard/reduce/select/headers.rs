@@ -373,6 +373,14 @@ impl Headers {
         (p > 0).then(|| (p, self.kinds.get(&p).map_or("", String::as_str)))
     }
 
+    /// Every line that opens a repeated section or is a banner, with its kind (as
+    /// [`Headers::section_of`] gives it), by 1-based line, in input order.
+    pub fn openers(&self) -> Vec<(usize, &str)> {
+        let mut v: Vec<(usize, &str)> = self.kinds.iter().map(|(&n, k)| (n, k.as_str())).collect();
+        v.sort_unstable();
+        v
+    }
+
     /// No line has a header.
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
