@@ -97,6 +97,14 @@ const LIMIT_REL: f64 = 1.0;
 /// Relevance of the last record of a numbered series when the question asks how many
 /// ([`series::series_ends`]).
 const SERIES_END_REL: f64 = 0.9;
+/// Least rarity ([`Dist::rarity`]) of a value, in a field the question names, that makes
+/// its record one of the few the question asks about (`n_mallocs: 17` where 51 of 52 records
+/// have 0).
+const ODD_VALUE_RARITY: f64 = 0.9;
+/// Most records with such values: more are a share of the records, not the odd ones out.
+const MAX_ODD_RECORDS: usize = 3;
+/// Relevance of those records: level with a value the question names ([`PICKED_REL`]).
+const ODD_VALUE_REL: f64 = 0.8;
 /// Factor on the relevance of a unit that holds a word the question negates.
 const NEGATED_WEIGHT: f64 = 0.3;
 /// Templates covering at most this share of the units are rare (when the input repeats).
@@ -312,6 +320,8 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             }
         })
         .collect();
+    // Per field the question names: the units where it has a value few others have.
+    let mut odd: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
     for (i, unit) in u.units.iter().enumerate() {
         let t = &u.templates[unit.template];
         let mut r = 0.0;
@@ -330,9 +340,21 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             if fr >= 0.4 {
                 s.hot.entry(i).or_default().push(*f);
             }
+            if field_weight[*f] >= 1.0 && fr >= ODD_VALUE_RARITY {
+                odd.entry(*f).or_default().push(i);
+            }
             r = f64::max(r, fr);
         }
         s.rare[i] = r;
+    }
+    // A field the question names ("which line does the mallocs") whose value is the same in
+    // nearly every record: the few records with another value are what it asks about.
+    for (f, units) in odd {
+        if units.len() <= MAX_ODD_RECORDS {
+            for i in units {
+                s.pick(i, Some(f), ODD_VALUE_REL);
+            }
+        }
     }
     // Template slot values: a rare value at a slot of a frequent template.
     for (i, unit) in u.units.iter().enumerate() {

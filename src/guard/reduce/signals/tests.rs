@@ -495,3 +495,32 @@ fn a_count_written_before_its_noun_is_labelled_by_the_noun() {
     );
     assert!(!why.iter().any(|w| w.contains("input,")), "{why:?}");
 }
+
+#[test]
+fn the_odd_value_of_a_field_the_question_names_picks_its_record() {
+    let mut recs = Vec::new();
+    for i in 0..52 {
+        let mallocs = if i == 13 { 17 } else { 0 };
+        recs.push(
+            serde_json::json!({"lineno": i, "line": format!("x{i} = {i}"),
+            "n_mallocs": mallocs, "n_cpu_percent": (i % 7) as f64 * 1.5}),
+        );
+    }
+    let text = serde_json::to_string_pretty(&serde_json::json!({"lines": recs})).unwrap();
+    let u = build(&text, Kind::Json);
+    let odd = u
+        .units
+        .iter()
+        .position(|x| x.text.contains("x13 = 13"))
+        .unwrap();
+    let s = score_q(&u, &Query::new("which line does the mallocs?"));
+    assert!(
+        s.picked.contains(&odd),
+        "the record with n_mallocs 17 is picked"
+    );
+    assert!(s.rel[odd] >= ODD_VALUE_REL);
+    assert_eq!(s.picked.len(), 1, "no record with the common value");
+    // A field the question does not name picks nothing.
+    let s = score_q(&u, &Query::new("which line is slowest?"));
+    assert!(!s.picked.contains(&odd));
+}
