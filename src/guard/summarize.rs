@@ -370,6 +370,7 @@ pub fn summarize_focused(
     cands.extend(reduce::select::calls(text, &query));
     cands.extend(reduce::select::summary_blocks(text));
     cands.extend(reduce::select::stacks(text, &query));
+    cands.extend(reduce::select::metrics(text, &query, &asks));
     let policy = reduce::select::Policy {
         asked: focus,
         asks,

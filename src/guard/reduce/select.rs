@@ -17,6 +17,7 @@ use crate::backend::TokenCounter;
 
 mod calls;
 mod headers;
+mod metrics;
 mod named;
 mod propose;
 mod stacks;
@@ -24,6 +25,7 @@ mod summary;
 
 pub use calls::calls;
 pub use headers::{lead, Headers};
+pub use metrics::metrics;
 pub use named::named_keys;
 pub use propose::{candidates, from_kind};
 pub use stacks::stacks;
