@@ -295,11 +295,13 @@ const NEGATIONS: &[&str] = &[
 ];
 
 /// The content words a negation applies to: the first word of 3+ letters that is not a
-/// stopword within the two words after each of [`NEGATIONS`].
-fn negated(words: &[String], stop: &HashSet<&str>) -> Vec<String> {
+/// stopword within the two words after each of [`NEGATIONS`]. `shouted[i]` is true when word
+/// `i` is written in capitals in a question that is not: `NOT IN`, `IS NOT NULL`, `NOT
+/// EXISTS` quote a query language's operator, which negates nothing in the question.
+fn negated(words: &[String], shouted: &[bool], stop: &HashSet<&str>) -> Vec<String> {
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate() {
-        if !NEGATIONS.contains(&w.as_str()) {
+        if !NEGATIONS.contains(&w.as_str()) || shouted.get(i).copied().unwrap_or(false) {
             continue;
         }
         if let Some(x) = words[i + 1..].iter().take(3).find(|x| {
@@ -318,11 +320,15 @@ impl Query {
         let mut terms: HashMap<String, f64> = HashMap::new();
         // Two words of the question written as one in the output ("rate limit" ->
         // "ratelimit", "user name" -> "username").
-        let words: Vec<String> = text
+        let raw: Vec<&str> = text
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
             .collect();
+        let words: Vec<String> = raw.iter().map(|w| w.to_lowercase()).collect();
+        // Words in capitals, in a question mostly in lower case.
+        let caps = |w: &str| w.len() >= 2 && w.chars().all(|c| !c.is_lowercase());
+        let mixed = raw.iter().filter(|w| caps(w)).count() * 2 < raw.len();
+        let shouted: Vec<bool> = raw.iter().map(|w| mixed && caps(w)).collect();
         for w in words.windows(2) {
             if w.iter().all(|x| x.len() >= 3 && !stop.contains(x.as_str())) {
                 terms.entry(format!("{}{}", w[0], w[1])).or_insert(0.7);
@@ -381,7 +387,7 @@ impl Query {
         // A negated word ("neighbors that are not Established", "non-emergency") names what
         // the answer is not: units holding it are the many, not the few asked about.
         let mut neg = Vec::new();
-        for w in negated(&words, &stop) {
+        for w in negated(&words, &shouted, &stop) {
             let st = stem(&w);
             terms.remove(&st);
             names.retain(|n| *n != w);
@@ -533,6 +539,19 @@ mod tests {
         assert!(!q.names_word("st"));
         assert!(!q.names_word("forks"));
         assert!(!q.names_word("id"));
+    }
+
+    #[test]
+    fn a_query_language_operator_in_capitals_negates_nothing() {
+        let q = Query::new("Which plan does the engine expect for a NOT IN subquery?");
+        assert!(q.has("subqueri"), "{:?}", q.terms);
+        assert!(q.negated.is_empty());
+        // The same words in lower case negate.
+        let q = Query::new("which plans are not in a subquery?");
+        assert_eq!(q.negated, vec!["subqueri".to_string()]);
+        // A question all in capitals shouts every word: its NOT still negates.
+        let q = Query::new("WHICH HOSTS ARE NOT REACHABLE?");
+        assert_eq!(q.negated, vec!["reachabl".to_string()]);
     }
 
     #[test]
