@@ -41,6 +41,8 @@ const NARRATIVE_RESERVE: usize = 60;
 const EACH_REL: f64 = 1.0;
 /// Why a next action re-pointed at the top of the extremes points there.
 const RANKED_WHY: &str = "the top of the ranking asked for";
+/// Why a next action re-pointed at a metrics page's answering sample points there.
+const METRICS_WHY: &str = "the top sample of the metric asked about";
 /// Why a next action re-pointed at the most relevant shown excerpt points there.
 const RELEVANT_WHY: &str = "the best match shown above";
 /// Fewest generated tokens worth asking the model for (a Status sentence).
@@ -370,7 +372,16 @@ pub fn summarize_focused(
     cands.extend(reduce::select::calls(text, &query));
     cands.extend(reduce::select::summary_blocks(text));
     cands.extend(reduce::select::stacks(text, &query));
-    cands.extend(reduce::select::metrics(text, &query, &asks));
+    // A metrics page's samples the question names, ranked per family: the generic extremes
+    // rank every family's samples together (bytes against temperatures) and go.
+    let metrics = reduce::select::metrics(text, &query, &asks);
+    let metrics_answered = !metrics.is_empty();
+    // The samples that answer, best family first and each family's top first.
+    let metric_lines: Vec<usize> = metrics.iter().filter_map(|c| c.item.line).collect();
+    if metrics_answered {
+        cands.retain(|c| c.channel != reduce::select::Channel::Extreme);
+    }
+    cands.extend(metrics);
     let policy = reduce::select::Policy {
         asked: focus,
         asks,
@@ -544,7 +555,7 @@ pub fn summarize_focused(
             (n + 20).min(n_lines)
         )
     };
-    let to_extreme = policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION);
+    let to_extreme = policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION) && !metrics_answered;
     let to_relevant = !to_extreme
         && [BEST_MATCH_ACTION, LAST_ERROR_ACTION, LAST_LINES_ACTION]
             .iter()
@@ -563,7 +574,15 @@ pub fn summarize_focused(
         packed = reduce::select::select_with(final_cands, final_budget, counter, &policy, &headers);
     }
     let mut packed = verbatim_only(packed, input.text, &[input.bytes, input.text.len()]);
-    if to_extreme {
+    if metrics_answered
+        && (to_relevant || policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION))
+    {
+        let shown: std::collections::HashSet<usize> =
+            packed.iter().filter_map(|i| i.line).collect();
+        if let Some(&n) = metric_lines.iter().find(|l| shown.contains(l)) {
+            next = pointed(n, METRICS_WHY);
+        }
+    } else if to_extreme {
         if let Some(n) = top_extreme_shown(&cands, &packed) {
             next = pointed(n, RANKED_WHY);
         }

@@ -176,8 +176,9 @@ const ABBREVIATIONS: &[(&str, &[&str])] = &[
     ("environment", &["env"]),
     ("authentication", &["auth"]),
     ("utilization", &["util"]),
-    ("allocated", &["alloc"]),
-    ("allocations", &["alloc"]),
+    ("allocated", &["alloc", "malloc"]),
+    ("allocation", &["alloc", "malloc"]),
+    ("allocations", &["alloc", "malloc"]),
 ];
 
 /// Lower-cases, splits on anything but letters, digits, `_`, `-`, `.`, `%`, and stems each token.
@@ -539,6 +540,16 @@ mod tests {
         assert!(!q.names_word("st"));
         assert!(!q.names_word("forks"));
         assert!(!q.names_word("id"));
+    }
+
+    #[test]
+    fn allocations_name_malloc_fields() {
+        let q = Query::new("which line is responsible for the memory allocations?");
+        assert!(
+            q.names_word("mallocs") && q.names_word("malloc"),
+            "{:?}",
+            q.terms
+        );
     }
 
     #[test]

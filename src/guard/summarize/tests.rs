@@ -769,3 +769,56 @@ fn a_profile_of_sampled_stacks_is_summed_over_its_stacks() {
     assert!(s.text.contains("unix`do_splx+0x65"), "{}", s.text);
     assert!(s.text.contains("call stacks: ×3001 stacks"), "{}", s.text);
 }
+
+#[test]
+fn a_metrics_page_is_answered_by_the_family_the_question_names() {
+    // An exporter's page: CPU seconds per core and mode (large numbers, `cpu="0"` labels that
+    // a generic ranking over all samples would call the smallest cpu), then free bytes per
+    // filesystem with one nearly full.
+    let mut text =
+        String::from("# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.\n");
+    for cpu in 0..64 {
+        for (k, mode) in ["idle", "user", "system", "iowait"].iter().enumerate() {
+            text.push_str(&format!(
+                "node_cpu_seconds_total{{cpu=\"{cpu}\",mode=\"{mode}\"}} {}.{k}\n",
+                100_000 + cpu * 37 + k * 11
+            ));
+        }
+    }
+    text.push_str("# HELP node_filesystem_avail_bytes Filesystem space available in bytes.\n");
+    for k in 0..40 {
+        let free = if k == 23 {
+            412_876_800u64
+        } else {
+            50_000_000_000 + k * 1_000_003
+        };
+        text.push_str(&format!(
+            "node_filesystem_avail_bytes{{device=\"/dev/sd{k}\",mountpoint=\"/mnt/v{k}\"}} {free}\n"
+        ));
+    }
+    let text = text.repeat(3);
+    let s = run(
+        &text,
+        None,
+        Some("which filesystem has the least free space?"),
+    );
+    let want = "[smallest of ×120 node_filesystem_avail_bytes] node_filesystem_avail_bytes{device=\"/dev/sd23\",mountpoint=\"/mnt/v23\"} 412876800";
+    assert!(s.text.contains(want), "{}", s.text);
+    let line = text
+        .lines()
+        .position(|l| l.ends_with("} 412876800"))
+        .unwrap()
+        + 1;
+    assert!(
+        s.text.contains(&format!(
+            "(around L{line}, the top sample of the metric asked about)"
+        )),
+        "{}",
+        s.text
+    );
+    assert!(
+        !s.text.contains("smallest cpu"),
+        "no ranking across families: {}",
+        s.text
+    );
+}

@@ -52,6 +52,22 @@ const MIN_MODE_SHARE: f64 = 0.75;
 /// Most odd samples quoted for one family.
 const MAX_ODD: usize = 5;
 
+/// States and their opposites: a family of 0/1 samples is named by either ("which targets
+/// are down?" names `up`, whose odd samples are the answer).
+const STATES: &[(&str, &str)] = &[
+    ("up", "down"),
+    ("healthy", "unhealthy"),
+    ("ready", "unready"),
+    ("online", "offline"),
+    ("available", "unavailable"),
+    ("accessible", "inaccessible"),
+    ("connected", "disconnected"),
+    ("reachable", "unreachable"),
+    ("enabled", "disabled"),
+    ("running", "stopped"),
+    ("success", "failure"),
+];
+
 /// Longest sample line quoted, in bytes.
 const MAX_LINE_BYTES: usize = 300;
 
@@ -181,12 +197,33 @@ pub fn metrics(text: &str, q: &Query, asks: &Asks) -> Vec<Cand> {
     // How many of the question's own words each family's name and help hold; the families
     // holding the most are the ones asked about.
     // A word the question negates ("not accessible") names the family all the same: its
-    // odd samples are the answer.
-    let own = |w: &String| q.terms.get(w).is_some_and(|&x| x >= 0.7) || q.negated.contains(w);
+    // odd samples are the answer; so does a state's opposite ("down" names `up`).
+    let opposite: Vec<String> = STATES
+        .iter()
+        .filter_map(|(a, b)| {
+            let (a, b) = (stem(a), stem(b));
+            if q.terms.contains_key(&a) {
+                Some(b)
+            } else if q.terms.contains_key(&b) {
+                Some(a)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let own = |w: &String| {
+        q.terms.get(w).is_some_and(|&x| x >= 0.7) || q.negated.contains(w) || opposite.contains(w)
+    };
     let scored: Vec<(usize, &str)> = order
         .iter()
         .map(|f| {
-            let ws = words_of(f, help.get(*f));
+            // A histogram's or summary's series (`_bucket`, `_sum`, `_count`) carry the
+            // family's `# HELP`.
+            let base = ["_bucket", "_sum", "_count", "_total", "_created"]
+                .iter()
+                .find_map(|x| f.strip_suffix(x).filter(|b| help.contains_key(*b)))
+                .unwrap_or(f);
+            let ws = words_of(f, help.get(*f).or_else(|| help.get(base)));
             let joined = f.to_ascii_lowercase().replace(['_', ':'], "");
             // Two question words written as one in the name ("free space": `freespace`).
             let glued = q
@@ -228,12 +265,7 @@ fn quote(named: &[&str], by: &HashMap<&str, Vec<&Sample>>, asks: &Asks) -> Vec<C
         let Some(ss) = by.get(f) else { continue };
         let picked = answer(ss, asks);
         let n = ss.len();
-        let mut seen: std::collections::HashSet<&str> = Default::default();
         for (label, s) in picked {
-            // A sample written twice (two scrapes in one output) is quoted once.
-            if !seen.insert(s.raw.as_str()) {
-                continue;
-            }
             let text = format!(
                 "[{label} of ×{n} {f}] {}",
                 show_line_max(&s.raw, MAX_LINE_BYTES)
@@ -253,13 +285,27 @@ fn quote(named: &[&str], by: &HashMap<&str, Vec<&Sample>>, asks: &Asks) -> Vec<C
 
 /// The samples of one family that answer, with their label: the odd ones out, or the
 /// extremes, or the only one.
-fn answer<'a>(ss: &[&'a Sample], asks: &Asks) -> Vec<(&'static str, &'a Sample)> {
+fn answer<'a>(all: &[&'a Sample], asks: &Asks) -> Vec<(String, &'a Sample)> {
+    // A sample written twice (two scrapes in one output) counts once.
+    let mut seen: std::collections::HashSet<&str> = Default::default();
+    let ss: Vec<&Sample> = all
+        .iter()
+        .copied()
+        .filter(|s| seen.insert(&s.raw))
+        .collect();
     if ss.len() == 1 {
-        return vec![("the only sample", ss[0])];
+        return vec![("the only sample".to_string(), ss[0])];
+    }
+    // Every sample the same: one says so for all.
+    if ss
+        .iter()
+        .all(|s| s.value.to_bits() == ss[0].value.to_bits())
+    {
+        return vec![(format!("every one the same, {}", ss[0].value_text()), ss[0])];
     }
     // The value nearly all samples share.
     let mut counts: HashMap<u64, usize> = HashMap::new();
-    for s in ss {
+    for s in &ss {
         *counts.entry(s.value.to_bits()).or_default() += 1;
     }
     let (mode, c) = counts
@@ -271,22 +317,52 @@ fn answer<'a>(ss: &[&'a Sample], asks: &Asks) -> Vec<(&'static str, &'a Sample)>
         return ss
             .iter()
             .filter(|s| s.value.to_bits() != mode)
-            .map(|s| ("odd value", *s))
+            .map(|s| ("odd value".to_string(), *s))
             .collect();
     }
     let mut sorted: Vec<&Sample> = ss.iter().copied().filter(|s| !s.value.is_nan()).collect();
     sorted.sort_by(|a, b| a.value.total_cmp(&b.value).then(a.line.cmp(&b.line)));
     let k = PER_END.min(sorted.len() / 2).max(1);
-    let mut out: Vec<(&'static str, &Sample)> = Vec::new();
+    let mut out: Vec<(String, &Sample)> = Vec::new();
     let low = asks.least || !asks.most;
     let high = asks.most || !asks.least;
     if low {
-        out.extend(sorted.iter().take(k).map(|s| ("smallest", *s)));
+        out.extend(
+            sorted
+                .iter()
+                .take(k)
+                .enumerate()
+                .map(|(r, s)| (format!("{}smallest", ordinal(r)), *s)),
+        );
     }
     if high {
-        out.extend(sorted.iter().rev().take(k).map(|s| ("largest", *s)));
+        out.extend(
+            sorted
+                .iter()
+                .rev()
+                .take(k)
+                .enumerate()
+                .map(|(r, s)| (format!("{}largest", ordinal(r)), *s)),
+        );
     }
     out
+}
+
+/// The rank word before "smallest" or "largest": none for the first, `2nd `, `3rd `, ...
+fn ordinal(r: usize) -> String {
+    match r {
+        0 => String::new(),
+        1 => "2nd ".into(),
+        2 => "3rd ".into(),
+        n => format!("{}th ", n + 1),
+    }
+}
+
+impl Sample {
+    /// The value as the file writes it (`1`, `2.3e+07`, `NaN`).
+    fn value_text(&self) -> &str {
+        sample(&self.raw).map_or("", |(_, _, v)| v)
+    }
 }
 
 #[cfg(test)]
@@ -331,12 +407,17 @@ mod tests {
     #[test]
     fn the_named_family_is_quoted_by_its_answer() {
         let got = quoted("Which datastores are low on free space or not accessible?");
-        let smallest: Vec<&String> = got.iter().filter(|t| t.starts_with("[smallest")).collect();
+        let has = |label: &str, tail: &str| {
+            got.iter().any(|t| {
+                t.starts_with(&format!("[{label} of ×6 ds_freespace_size]")) && t.ends_with(tail)
+            })
+        };
         assert!(
-            smallest[0].ends_with("ds_freespace_size{ds_name=\"ds4\"} 0e0"),
+            has("smallest", "ds_freespace_size{ds_name=\"ds4\"} 0e0"),
             "{got:?}"
         );
-        assert!(smallest[1].ends_with("{ds_name=\"ds1\"} 5.08e9"), "{got:?}");
+        assert!(has("2nd smallest", "{ds_name=\"ds1\"} 5.08e9"), "{got:?}");
+        assert!(has("3rd smallest", "{ds_name=\"ds3\"} 4.4e11"), "{got:?}");
         assert!(
             got.iter().all(|t| !t.contains("9.1e11")),
             "no largest: {got:?}"
@@ -346,6 +427,76 @@ mod tests {
         assert_eq!(odd.len(), 1, "{got:?}");
         assert!(odd[0].ends_with("ds_accessible{ds_name=\"ds4\"} 0.0"));
         assert!(got.iter().all(|t| !t.contains("sensor_state")), "{got:?}");
+    }
+
+    #[test]
+    fn a_state_names_the_family_of_its_opposite() {
+        let mut t = String::from("# HELP up Whether the target is up\n# TYPE up gauge\n");
+        for k in 0..20 {
+            t.push_str(&format!(
+                "up{{instance=\"node{k}:9100\"}} {}\n",
+                u8::from(k != 7)
+            ));
+        }
+        let q = "Which targets are down?";
+        let got: Vec<String> = metrics(&t, &Query::new(q), &Asks::of(q))
+            .into_iter()
+            .map(|c| c.item.text)
+            .collect();
+        assert_eq!(
+            got,
+            vec!["[odd value of ×20 up] up{instance=\"node7:9100\"} 0".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_family_of_one_value_says_so_once() {
+        let mut t = String::from("# HELP pod_ready Whether the pod is ready\n");
+        for k in 0..30 {
+            t.push_str(&format!("pod_ready{{pod=\"p{k}\"}} 1\n"));
+        }
+        let q = "Which pods are not ready?";
+        let got: Vec<String> = metrics(&t, &Query::new(q), &Asks::of(q))
+            .into_iter()
+            .map(|c| c.item.text)
+            .collect();
+        assert_eq!(
+            got,
+            vec!["[every one the same, 1 of ×30 pod_ready] pod_ready{pod=\"p0\"} 1".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_histogram_series_is_named_by_its_family_help() {
+        let mut t = String::from(
+            "# HELP http_request_duration_seconds Latency of requests by handler\n\
+             # TYPE http_request_duration_seconds histogram\n",
+        );
+        for (h, c) in [
+            ("/a", 10),
+            ("/orders", 41202),
+            ("/b", 7),
+            ("/c", 99),
+            ("/d", 5),
+            ("/e", 3),
+        ] {
+            t.push_str(&format!(
+                "http_request_duration_seconds_count{{handler=\"{h}\"}} {c}\n\
+                 http_request_duration_seconds_sum{{handler=\"{h}\"}} 1.5\n"
+            ));
+        }
+        t.push_str("# HELP go_goroutines Number of goroutines\ngo_goroutines 12\n");
+        let q = "Which handler served the most requests?";
+        let got: Vec<String> = metrics(&t, &Query::new(q), &Asks::of(q))
+            .into_iter()
+            .map(|c| c.item.text)
+            .collect();
+        assert!(
+            got.iter().any(|t| t
+                .starts_with("[largest of ×6 http_request_duration_seconds_count]")
+                && t.ends_with("{handler=\"/orders\"} 41202")),
+            "{got:?}"
+        );
     }
 
     #[test]
