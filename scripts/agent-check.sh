@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 cc_version=${1:-2.1.328}
 gm_version=${2:-0.61.0}
 scripts/fetch-models.sh small >&2
-bin=$PWD/target/release/toolsum
+bin=$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/toolsum
 cache=${XDG_CACHE_HOME:-$HOME/.cache}
 agents="$cache/toolsum/agents"
 mkdir -p "$agents"

@@ -30,7 +30,7 @@ if [ -x "$llama" ]; then
   commit=${commit:-$(git -C "$bin/../.." rev-parse HEAD 2>/dev/null || echo unknown)}
   echo "llama.cpp: $llama (commit $commit)"
   for m in ${models//,/ }; do
-    path=$(target/release/toolsum models path "$m")
+    path=$("${CARGO_TARGET_DIR:-target}/release/toolsum" models path "$m")
     "$llama" -m "$path" -p 512 -n 128 -t "$threads" -r 2 -o jsonl 2>/dev/null \
       | sed "s/^{/{\"tier\":\"$m\",/" >> bench-out/llama.jsonl
     # Decode at depth (llama-bench here has no depth option): llama-batched-bench beside it,

@@ -11,7 +11,7 @@ input=${1:-tests/corpus/ci_05.log}
 tool=${2:-Bash}
 intent=${3:-Why did this CI run fail? Name the failing step, file and error.}
 scripts/fetch-models.sh small >&2
-bin=target/release/toolsum
+bin=${CARGO_TARGET_DIR:-target}/release/toolsum
 session=$(mktemp -d "${TMPDIR:-/tmp}/toolsum-demo.XXXXXX")
 sock="$session/run/toolsum.sock"
 trap '"$bin" stop --socket "$sock" >/dev/null 2>&1 || true' EXIT

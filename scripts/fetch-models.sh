@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- small
 cargo build --release --quiet --bin toolsum
-exec target/release/toolsum models fetch "$@"
+exec "${CARGO_TARGET_DIR:-target}/release/toolsum" models fetch "$@"

@@ -10,7 +10,7 @@ tier=${1:-small}
 n_small=${2:-200}
 m_large=${3:-5}
 scripts/fetch-models.sh "$tier" >&2
-bin=$PWD/target/release/toolsum
+bin=$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/toolsum
 work=$(mktemp -d "${TMPDIR:-/tmp}/toolsum-hook-latency.XXXXXX")
 sock="$work/run/toolsum.sock"
 trap '"$bin" stop --socket "$sock" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
