@@ -41,6 +41,9 @@ const NARRATIVE_RESERVE: usize = 60;
 const EACH_REL: f64 = 1.0;
 /// Why a next action re-pointed at the top of the extremes points there.
 const RANKED_WHY: &str = "the top of the ranking asked for";
+/// Why a next action re-pointed at the best line of the section the question names points
+/// there.
+const SECTION_WHY: &str = "the best match in the section the question names";
 /// Why a next action re-pointed at a metrics page's answering sample points there.
 const METRICS_WHY: &str = "the top sample of the metric asked about";
 /// Why a next action re-pointed at the most relevant shown excerpt points there.
@@ -349,7 +352,9 @@ pub fn summarize_focused(
         reduce::select::Headers::default()
     };
     // The section the question names ("in the yahoo-news trace summary"): its matching lines
-    // rank with the best matches of the whole text.
+    // rank with the best matches of the whole text, its siblings' just below theirs. Its
+    // best raised line is where the next action points.
+    let mut section_best: Option<(f64, usize)> = None;
     for (i, r) in reduce::signals::named_section(
         &units,
         &headers,
@@ -357,7 +362,11 @@ pub fn summarize_focused(
         input.intent.unwrap_or(""),
         &scores.rel,
     ) {
-        scores.rel[i] = scores.rel[i].max(r);
+        // The section's own lines keep or gain relevance; its siblings' lose some.
+        if r > 0.0 && r >= scores.rel[i] && section_best.is_none_or(|b| r > b.0) {
+            section_best = Some((r, units.units[i].line));
+        }
+        scores.rel[i] = r;
     }
     if asks.each {
         // One answer per section: each section's first entry is relevant on its own.
@@ -586,6 +595,11 @@ pub fn summarize_focused(
         if let Some(n) = top_extreme_shown(&cands, &packed) {
             next = pointed(n, RANKED_WHY);
         }
+    } else if let Some(n) = section_best
+        .map(|b| b.1)
+        .filter(|n| to_relevant && packed.iter().any(|i| i.line == Some(*n)))
+    {
+        next = pointed(n, SECTION_WHY);
     } else if to_relevant {
         // A question that is not about what failed: the shown excerpt that answers it best,
         // not the last error line or the BM25 window of its words.

@@ -25,6 +25,7 @@ mod chosen;
 mod each;
 mod extremes;
 mod fields;
+mod id_prefixes;
 mod limit;
 mod mining;
 mod scoped;
@@ -105,6 +106,11 @@ const ODD_VALUE_RARITY: f64 = 0.9;
 const MAX_ODD_RECORDS: usize = 3;
 /// Relevance of those records: level with a value the question names ([`PICKED_REL`]).
 const ODD_VALUE_REL: f64 = 0.8;
+/// Relevance of a unit holding in full an id the question writes short
+/// ([`id_prefixes::named`]): the best match.
+const ID_PREFIX_REL: f64 = 1.0;
+/// Factor on every other unit's relevance when a short id picks units out.
+const ID_OTHERS_WEIGHT: f64 = 0.9;
 /// Factor on the relevance of a unit that holds a word the question negates.
 const NEGATED_WEIGHT: f64 = 0.3;
 /// Templates covering at most this share of the units are rare (when the input repeats).
@@ -264,6 +270,18 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         let k = ks.iter().filter(|&&k| df[k] <= few).count();
         if k > 0 {
             *r = r.max(0.7 + 0.1 * k.min(3) as f64);
+        }
+    }
+
+    // An id the question writes short (`commit e6cd4fc`, a container `3f2a9c1b`) names the
+    // units that write it in full (`e6cd4fc8a...`): the answer, as a whole value would be.
+    // Such an id picks its units out better than any word does ("commit" is on every
+    // commit line): the other units rank below them.
+    let by_id = id_prefixes::named(u, q, few);
+    if !by_id.is_empty() {
+        s.rel.iter_mut().for_each(|r| *r *= ID_OTHERS_WEIGHT);
+        for i in by_id {
+            s.pick(i, None, ID_PREFIX_REL);
         }
     }
 

@@ -822,3 +822,56 @@ fn a_metrics_page_is_answered_by_the_family_the_question_names() {
         s.text
     );
 }
+
+#[test]
+fn a_question_naming_one_section_is_answered_and_pointed_there() {
+    // Twenty sections with the same fields; the question names one by its opener's words.
+    let mut text = String::new();
+    let sites = [
+        "alpha-shop",
+        "beta-news",
+        "gamma-blog",
+        "delta-maps",
+        "yahoo-mail",
+    ];
+    for k in 0..20 {
+        let site = format!("{}-{k}", sites[k % 5]);
+        let site = if k == 14 {
+            "yahoo-finance".to_string()
+        } else {
+            site
+        };
+        text.push_str(&format!(
+            "Title: formatTraceSummary {site}\nURL: https://example.test/{site}\n"
+        ));
+        text.push_str(&format!(
+            "  LCP: {} ms\n  Total Blocking Time: {} ms\n",
+            900 + k * 37,
+            100 + k * 41
+        ));
+        text.push_str("  Long tasks:\n");
+        for t in 0..60 {
+            text.push_str(&format!(
+                "    task at {} ms took {} ms (layout)\n",
+                t * 97,
+                50 + (t * 13 + k) % 400
+            ));
+        }
+        text.push('\n');
+    }
+    let s = run(
+        &text,
+        None,
+        Some("In the yahoo-finance trace summary, what was the total blocking time?"),
+    );
+    let want = format!("  Total Blocking Time: {} ms", 100 + 14 * 41);
+    let line = text.lines().position(|l| l == want).unwrap() + 1;
+    assert!(s.text.contains(&format!("L{line}: {want}")), "{}", s.text);
+    assert!(
+        s.text.contains(&format!(
+            "(around L{line}, the best match in the section the question names)"
+        )),
+        "{}",
+        s.text
+    );
+}
