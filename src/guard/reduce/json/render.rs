@@ -157,7 +157,9 @@ pub fn is_failure(m: &Map<String, Value>) -> bool {
                 Value::String(s) => !s.is_empty(),
                 Value::Array(a) => !a.is_empty(),
                 Value::Object(o) => !o.is_empty(),
-                _ => true,
+                // A count of errors (`"errors": 0` in every passing suite) fails when not 0.
+                Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
+                Value::Bool(true) => true,
             },
             "success" | "ok" | "passed" => v == &Value::Bool(false),
             "iserror" | "is_error" => v == &Value::Bool(true),

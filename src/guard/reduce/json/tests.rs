@@ -261,3 +261,19 @@ fn a_records_list_of_values_is_shown_under_its_key_once() {
     );
     assert_eq!(shown.matches("\"categories\"").count(), 1, "{shown}");
 }
+
+#[test]
+fn a_count_of_errors_fails_only_when_not_zero() {
+    let m = |v: serde_json::Value| v.as_object().unwrap().clone();
+    assert!(!render::is_failure(&m(
+        serde_json::json!({"name": "a", "errors": 0})
+    )));
+    assert!(!render::is_failure(&m(
+        serde_json::json!({"errors": 0.0, "error": null})
+    )));
+    assert!(render::is_failure(&m(
+        serde_json::json!({"name": "b", "errors": 2})
+    )));
+    assert!(render::is_failure(&m(serde_json::json!({"error": true}))));
+    assert!(render::is_failure(&m(serde_json::json!({"error": "boom"}))));
+}
