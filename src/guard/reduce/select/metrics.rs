@@ -5,13 +5,17 @@
 //! describe a family. The line miner sees `family{...}` as one word, so every family's
 //! samples fall into one template and a ranking over it compares bytes with temperatures. Here
 //! a sample's family is its own: for the families the question names (by the words of the
-//! family's name and its `# HELP` text: "free space" names `vmware_datastore_freespace_size`),
-//! the samples that answer are quoted as the file writes them:
+//! family's name and its `# HELP` text: "free space" names `vmware_datastore_freespace_size`;
+//! a word it negates, or a state's opposite: "down" names `up`; a histogram's or summary's
+//! `_count`, `_sum` and `_bucket` series by their family's help), the samples that answer are
+//! quoted as the file writes them, a sample written twice once:
 //!
+//! - a family whose samples all hold one value: one of them, said to stand for all;
 //! - the few samples whose value differs from the one nearly all share (an `_accessible`
 //!   family of `1.0` with one `0.0`: "not accessible");
-//! - otherwise the extremes: the smallest when the question asks for the least or lowest, the
-//!   largest when it asks for the most, both ends when it asks for neither;
+//! - otherwise the extremes, ranked (`smallest`, `2nd smallest`, ...): the smallest when the
+//!   question asks for the least or lowest, the largest when it asks for the most, both ends
+//!   when it asks for neither;
 //! - a family with a single sample is quoted whole ("how much memory": one
 //!   `process_resident_memory_bytes`).
 //!
