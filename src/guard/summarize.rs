@@ -564,7 +564,9 @@ pub fn summarize_focused(
             (n + 20).min(n_lines)
         )
     };
-    let to_extreme = policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION) && !metrics_answered;
+    // A ranking question whose next action is the text reducer's guess.
+    let ranked_guess = policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION);
+    let to_extreme = ranked_guess && !metrics_answered;
     let to_relevant = !to_extreme
         && [BEST_MATCH_ACTION, LAST_ERROR_ACTION, LAST_LINES_ACTION]
             .iter()
@@ -583,12 +585,8 @@ pub fn summarize_focused(
         packed = reduce::select::select_with(final_cands, final_budget, counter, &policy, &headers);
     }
     let mut packed = verbatim_only(packed, input.text, &[input.bytes, input.text.len()]);
-    if metrics_answered
-        && (to_relevant || policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION))
-    {
-        let shown: std::collections::HashSet<usize> =
-            packed.iter().filter_map(|i| i.line).collect();
-        if let Some(&n) = metric_lines.iter().find(|l| shown.contains(l)) {
+    if metrics_answered && (to_relevant || ranked_guess) {
+        if let Some(n) = first_shown(&metric_lines, &packed) {
             next = pointed(n, METRICS_WHY);
         }
     } else if to_extreme {
@@ -596,8 +594,8 @@ pub fn summarize_focused(
             next = pointed(n, RANKED_WHY);
         }
     } else if let Some(n) = section_best
-        .map(|b| b.1)
-        .filter(|n| to_relevant && packed.iter().any(|i| i.line == Some(*n)))
+        .filter(|_| to_relevant)
+        .and_then(|b| first_shown(&[b.1], &packed))
     {
         next = pointed(n, SECTION_WHY);
     } else if to_relevant {
@@ -665,8 +663,8 @@ use checks::{
 #[cfg(test)]
 use frame::omitted_bytes;
 use frame::{
-    shown_fact, top_extreme_shown, top_relevant_shown, BEST_MATCH_ACTION, LAST_ERROR_ACTION,
-    LAST_LINES_ACTION,
+    first_shown, shown_fact, top_extreme_shown, top_relevant_shown, BEST_MATCH_ACTION,
+    LAST_ERROR_ACTION, LAST_LINES_ACTION,
 };
 
 #[cfg(test)]

@@ -57,6 +57,13 @@ fn excerpt_lines(packed: &[Item]) -> HashSet<usize> {
         .collect()
 }
 
+/// The first of `lines` that an excerpt shows (Evidence or Errors), in `lines`' order: where
+/// a next action may point when a mechanism knows its answer's lines best first.
+pub(super) fn first_shown(lines: &[usize], packed: &[Item]) -> Option<usize> {
+    let shown = excerpt_lines(packed);
+    lines.iter().copied().find(|l| shown.contains(l))
+}
+
 /// The line of the shown excerpt most relevant to the question (the highest
 /// [`reduce::select::Cand::rel`], then an excerpt before an error line, since the question is
 /// not about what failed, then score, then the earliest line), for the next action:

@@ -401,11 +401,16 @@ mod tests {
         t
     }
 
-    fn quoted(question: &str) -> Vec<String> {
-        metrics(&page(), &Query::new(question), &Asks::of(question))
+    /// The quoted texts of `text` for `question`.
+    fn quoted_in(text: &str, question: &str) -> Vec<String> {
+        metrics(text, &Query::new(question), &Asks::of(question))
             .into_iter()
             .map(|c| c.item.text)
             .collect()
+    }
+
+    fn quoted(question: &str) -> Vec<String> {
+        quoted_in(&page(), question)
     }
 
     #[test]
@@ -443,10 +448,7 @@ mod tests {
             ));
         }
         let q = "Which targets are down?";
-        let got: Vec<String> = metrics(&t, &Query::new(q), &Asks::of(q))
-            .into_iter()
-            .map(|c| c.item.text)
-            .collect();
+        let got = quoted_in(&t, q);
         assert_eq!(
             got,
             vec!["[odd value of ×20 up] up{instance=\"node7:9100\"} 0".to_string()]
@@ -460,10 +462,7 @@ mod tests {
             t.push_str(&format!("pod_ready{{pod=\"p{k}\"}} 1\n"));
         }
         let q = "Which pods are not ready?";
-        let got: Vec<String> = metrics(&t, &Query::new(q), &Asks::of(q))
-            .into_iter()
-            .map(|c| c.item.text)
-            .collect();
+        let got = quoted_in(&t, q);
         assert_eq!(
             got,
             vec!["[every one the same, 1 of ×30 pod_ready] pod_ready{pod=\"p0\"} 1".to_string()]
@@ -491,10 +490,7 @@ mod tests {
         }
         t.push_str("# HELP go_goroutines Number of goroutines\ngo_goroutines 12\n");
         let q = "Which handler served the most requests?";
-        let got: Vec<String> = metrics(&t, &Query::new(q), &Asks::of(q))
-            .into_iter()
-            .map(|c| c.item.text)
-            .collect();
+        let got = quoted_in(&t, q);
         assert!(
             got.iter().any(|t| t
                 .starts_with("[largest of ×6 http_request_duration_seconds_count]")
