@@ -213,7 +213,21 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
     let mut keep = Vec::new();
     let mut heads: HashMap<usize, String> = HashMap::new();
     let mut bytes = 0;
+    // A value already shown under another key (`k8s-app`, `serviceAccountName` and a selector
+    // all `kube-dns`, like the record's name) says nothing new: its room goes to the next pair.
+    let mut values: HashSet<&str> = HashSet::new();
     for (sc, k) in scored {
+        let value = unit
+            .fields
+            .get(k)
+            .map(|f| f.1.as_str())
+            .filter(|v| v.len() >= MIN_SAME_VALUE);
+        let is_hot = hot.is_some_and(|h| unit.fields.get(k).is_some_and(|f| h.contains(&f.0)));
+        if let Some(v) = value {
+            if !values.insert(v) && !is_hot {
+                continue;
+            }
+        }
         let len = unit.pairs[k].len() + 2;
         if bytes + len > FOCUS_BYTES && !keep.is_empty() {
             // A long free-text pair that matters (its intent words, or the value that made
@@ -258,6 +272,10 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
         shown
     }
 }
+
+/// Shortest value (bytes) that a second pair repeating it is not shown for ([`focus_text`]):
+/// `true`, `0` and `us` repeat by chance, a name does not.
+const MIN_SAME_VALUE: usize = 4;
 
 /// What a pair holding an embedded JSON document loses in [`focus_text`]'s ranking: more
 /// than the intent's words give it, less than a rare or extreme value (3.0).

@@ -694,3 +694,43 @@ fn a_severe_records_focus_shows_its_severe_pair() {
         rec.item.text
     );
 }
+
+/// A record's name repeated under other keys (labels, selectors, an account) is shown once:
+/// the room goes to the pair that answers, late in the record.
+#[test]
+fn a_records_repeated_value_gives_way_to_the_pair_that_answers() {
+    let mut text = String::from("[\n");
+    for i in 0..4 {
+        let n = format!("kube-dns-{i}");
+        text.push_str(&format!(
+            "  {{\"name\": \"{n}\", \"uid\": \"{}\", \"labels\": {{\"k8s-app\": \"{n}\", \"app\": \"{n}\"}}, \
+             \"selector\": {{\"k8s-app\": \"{n}\"}}, \"spec\": {{\"serviceAccountName\": \"{n}\", \"serviceAccount\": \"{n}\"}}, \
+             \"volume\": \"{n}\", \"configMap\": \"{n}\", \"owner\": \"{n}\", {}\"notes\": \"{}\", \"readyReplicas\": {i}}}{}\n",
+            "u".repeat(36),
+            (0..16).map(|f| format!("\"f{f}\": {f}, ")).collect::<String>(),
+            "n".repeat(200),
+            if i < 3 { "," } else { "" }
+        ));
+    }
+    text.push_str("]\n");
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Json,
+        "are all kube-dns-3 replicas ready?",
+    );
+    let rec = c
+        .iter()
+        .find(|c| c.item.text.contains("\"name\": \"kube-dns-3\""))
+        .unwrap_or_else(|| panic!("{:#?}", c.iter().map(|c| &c.item.text).collect::<Vec<_>>()));
+    assert!(
+        rec.item.text.contains("\"readyReplicas\": 3"),
+        "{}",
+        rec.item.text
+    );
+    assert_eq!(
+        rec.item.text.matches("kube-dns-3").count(),
+        1,
+        "{}",
+        rec.item.text
+    );
+}
