@@ -277,6 +277,73 @@ pub struct Query {
     /// Stems of the words the question negates ("not Established", "non-emergency"): a unit
     /// holding one is what the answer is not, and ranks lower for relevance.
     pub negated: Vec<String>,
+    /// The values the question sets aside in a list after [`SET_ASIDE`] (`licenses other than
+    /// MIT/Apache-2.0/Unlicense`): its words as written (case kept), split at whitespace, `/`
+    /// and `,`, outer punctuation trimmed, stopwords and `or`/`and` dropped; at most
+    /// [`MAX_SET_ASIDE`]. A field whose values these make up picks the records with any
+    /// other ([`crate::guard::reduce::signals`]).
+    pub set_aside: Vec<String>,
+}
+
+/// Phrases that open a list of values the answer is not (lower case).
+const SET_ASIDE: &[&str] = &[
+    "other than",
+    "besides",
+    "except for",
+    "except",
+    "excluding",
+    "apart from",
+    "aside from",
+];
+
+/// Most words of a list after one of [`SET_ASIDE`].
+const MAX_SET_ASIDE: usize = 8;
+
+/// The words of the lists after [`SET_ASIDE`] in `text`, up to the end of the clause (`?`,
+/// `!`, `;`, `:`, or `.` before a space), as [`Query::set_aside`] keeps them.
+fn set_aside(text: &str, stop: &HashSet<&str>) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let mut out: Vec<String> = Vec::new();
+    for phrase in SET_ASIDE {
+        let mut from = 0;
+        while let Some(p) = lower[from..].find(phrase) {
+            let at = from + p;
+            from = at + phrase.len();
+            // A whole phrase: `besides`, not `XbesidesY`.
+            let before_ok = lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric());
+            if !before_ok || lower.len() != text.len() {
+                continue;
+            }
+            let rest = &text[from..];
+            let end = rest
+                .char_indices()
+                .find(|&(i, c)| {
+                    matches!(c, '?' | '!' | ';' | ':')
+                        || c == '.' && rest[i + 1..].chars().next().is_none_or(char::is_whitespace)
+                })
+                .map_or(rest.len(), |(i, _)| i);
+            for w in rest[..end].split(|c: char| c.is_whitespace() || c == '/' || c == ',') {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                let l = w.to_lowercase();
+                if w.is_empty()
+                    || stop.contains(l.as_str())
+                    || matches!(l.as_str(), "or" | "and" | "nor")
+                {
+                    continue;
+                }
+                if out.len() >= MAX_SET_ASIDE {
+                    break;
+                }
+                if !out.iter().any(|x| x.eq_ignore_ascii_case(w)) {
+                    out.push(w.to_string());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Words that negate the content word after them (contractions split at the apostrophe).
@@ -394,10 +461,18 @@ impl Query {
             names.retain(|n| *n != w);
             neg.push(st);
         }
+        // The values a list sets aside are what the answer is not, like a negated word.
+        let aside = set_aside(text, &stop);
+        for w in &aside {
+            let l = w.to_lowercase();
+            terms.remove(&stem(&l));
+            names.retain(|n| *n != l);
+        }
         Query {
             terms,
             names,
             negated: neg,
+            set_aside: aside,
         }
     }
 

@@ -124,6 +124,10 @@ fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>
         if !d.categorical() || d.name.ends_with("[]") {
             continue;
         }
+        if let Some((label, other)) = set_aside(d, q) {
+            let recs = holding(f, &|v| other.contains(v));
+            out.push((f, format!("other than {label}"), recs, true));
+        }
         for (value, count) in &d.counts {
             if negated(value, q) {
                 let others = d.n - count;
@@ -140,6 +144,60 @@ fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>
         }
     }
     out
+}
+
+/// The words of a field's value, for [`set_aside`]: split at whitespace and `/,()+;|`,
+/// lower case, the connectives `or`, `and`, `with` dropped (`(MIT OR Apache-2.0) AND
+/// Unicode-DFS-2016` is `mit`, `apache-2.0`, `unicode-dfs-2016`).
+fn value_words(v: &str) -> Vec<String> {
+    v.split(|c: char| c.is_whitespace() || "/,()+;|".contains(c))
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty() && !matches!(w.as_str(), "or" | "and" | "with"))
+        .collect()
+}
+
+/// The values of field `d` outside the list the question sets aside ([`Query::set_aside`]:
+/// "licenses other than MIT/Apache-2.0/Unlicense"), with the list as the fact shows it: when
+/// most of the list's words are words of the field's values, some value is made of them
+/// alone, and the other values are held by at most [`MAX_CHOSEN`] records and fewer than half.
+fn set_aside(d: &Dist, q: &Query) -> Option<(String, HashSet<String>)> {
+    if q.set_aside.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = q.set_aside.iter().map(|w| w.to_lowercase()).collect();
+    let words: Vec<(&String, usize, Vec<String>)> = d
+        .counts
+        .iter()
+        .map(|(v, c)| (v, *c, value_words(v)))
+        .collect();
+    let matched: Vec<&String> = q
+        .set_aside
+        .iter()
+        .zip(&listed)
+        .filter(|(_, l)| words.iter().any(|(_, _, w)| w.contains(l)))
+        .map(|(w, _)| w)
+        .collect();
+    if matched.is_empty() || matched.len() * 2 < listed.len() {
+        return None;
+    }
+    let (mut usual, mut other, mut others) = (false, HashSet::new(), 0);
+    for (v, c, w) in &words {
+        if w.iter().all(|x| listed.contains(x)) {
+            usual |= !w.is_empty();
+        } else {
+            other.insert((*v).clone());
+            others += c;
+        }
+    }
+    let label = matched
+        .iter()
+        .map(|w| w.as_str())
+        .collect::<Vec<_>>()
+        .join("/");
+    (usual && others > 0 && others <= MAX_CHOSEN && others * 2 < d.n).then_some((label, other))
 }
 
 /// The records a value the question names picks (unit index, field id, whether the question
@@ -387,6 +445,47 @@ mod tests {
         assert!(f[0].text.contains("\"name\": \"web-23\""), "{f:?}");
         // Negating the rare value picks nothing: the rest are the many.
         assert!(picked(&u, &d, &Query::new("which pods are not Pending?")).is_empty());
+    }
+
+    #[test]
+    fn a_list_the_question_sets_aside_picks_the_records_of_any_other_value() {
+        let recs: Vec<_> = (0..30)
+            .map(|i| {
+                let license = match i {
+                    4 => "Apache-2.0 OR BSL-1.0",
+                    17 => "(MIT OR Apache-2.0) AND Unicode-DFS-2016",
+                    _ if i % 3 == 0 => "Unlicense/MIT",
+                    _ if i % 3 == 1 => "MIT OR Apache-2.0",
+                    _ => "MIT",
+                };
+                serde_json::json!({ "name": format!("crate{i}"), "license": license })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&recs).unwrap();
+        let u = build(&text, Kind::Json);
+        let d = field_dists(&u);
+        let q = Query::new("Do any crates use licenses other than plain MIT/Apache-2.0/Unlicense?");
+        assert_eq!(q.set_aside, ["plain", "MIT", "Apache-2.0", "Unlicense"]);
+        // What the answer is not ranks no record up.
+        assert!(
+            !q.has("mit") && !q.has("unlicens") && q.has("licens"),
+            "{q:?}"
+        );
+        let names: Vec<&str> = picked(&u, &d, &q)
+            .iter()
+            .map(|&(i, _, _)| u.units[i].fields[0].1.as_str())
+            .collect();
+        assert_eq!(names, ["crate4", "crate17"]);
+        let f = chosen(&u, &d, &q, &Headers::default());
+        assert!(
+            f[0].text.contains("other than MIT/Apache-2.0/Unlicense"),
+            "{f:?}"
+        );
+        assert!(f[0].text.contains("\"name\": \"crate17\""), "{f:?}");
+        // A list of words no value holds picks nothing.
+        let q = Query::new("which crates use licenses besides GPL-3.0 and LGPL?");
+        assert_eq!(q.set_aside, ["GPL-3.0", "LGPL"]);
+        assert!(picked(&u, &d, &q).is_empty());
     }
 
     #[test]
