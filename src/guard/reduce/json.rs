@@ -5,7 +5,7 @@
 
 use super::rank::bm25;
 use super::text::{normalise, reduce_lines};
-use super::units::written_in;
+use super::units::{pretty_style, written_in};
 use super::{count, derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -18,7 +18,7 @@ mod render;
 
 use gotest::gotest;
 pub use offsets::{line_of, line_starts, spans, ArraySpans, KeySpans};
-use render::{distinct, type_name, Constant};
+use render::{compact_spacing, distinct, type_name, Constant};
 pub use render::{is_failure, render};
 
 /// Bytes of one failing record's compact rendering shown in the summary.
@@ -73,6 +73,9 @@ fn records(
 ) -> usize {
     let n = recs.len();
     let lines: Vec<&str> = text.split('\n').collect();
+    // A record rendered (not quoted) is spaced as the file writes JSON.
+    let pretty = pretty_style(text);
+    let spaced = |r: String| if pretty { r } else { compact_spacing(&r) };
     // Schema: key -> (types, presence).
     let mut schema: BTreeMap<&str, (Vec<&'static str>, usize, usize)> = BTreeMap::new();
     for (i, (m, _)) in recs.iter().enumerate() {
@@ -133,7 +136,7 @@ fn records(
                 let compact = serde_json::to_string(&v).ok()?;
                 written_in(&v, compact, text, &mut flat, FAILURE_RECORD_BYTES)
             })
-            .unwrap_or_else(|| render(&Value::Object((*m).clone()), FAILURE_RECORD_BYTES));
+            .unwrap_or_else(|| spaced(render(&Value::Object((*m).clone()), FAILURE_RECORD_BYTES)));
         f.items.push(Item {
             section: Section::Errors,
             order: line.unwrap_or(0) * 1000 + k,
@@ -148,7 +151,7 @@ fn records(
         .iter()
         .map(|(m, line)| {
             own_line(&lines, *line, m, RECORD_BYTES)
-                .unwrap_or_else(|| distinct(m, RECORD_BYTES, &constant, ctx.query))
+                .unwrap_or_else(|| spaced(distinct(m, RECORD_BYTES, &constant, ctx.query)))
         })
         .collect();
     let scores = normalise(&bm25(ctx.query, &ids));
@@ -522,6 +525,11 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
     }
     // The document itself when it is small once long strings are abbreviated.
     let whole = render(v, 3000);
+    let whole = if pretty_style(text) {
+        whole
+    } else {
+        compact_spacing(&whole)
+    };
     if !whole.ends_with('…') && n_fail == 0 {
         f.items.push(Item {
             section: Section::Evidence,

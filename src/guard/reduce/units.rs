@@ -19,8 +19,8 @@ mod ancestry;
 mod json;
 mod rows;
 
-pub(crate) use json::written_in;
 use json::{json_after_preamble, json_doc, ndjson};
+pub(crate) use json::{pretty_style, written_in};
 use rows::{aligned_runs, csv, table, table_runs};
 
 /// A line as a unit keeps it: normalised as [`super::show_line`] does (trailing space, runs of

@@ -516,3 +516,33 @@ pub(super) fn identity(m: &Map<String, Value>, max: usize) -> String {
     out.push('}');
     show_line_max(&out, max)
 }
+
+/// `rendered` (a [`render`], [`distinct`] or [`identity`] text) spaced as a compact file
+/// writes JSON: no space after a `:` or `,` outside strings (`{"path":"a>b","id":525}`), so
+/// what the summary shows is what a grep of a compact file (NDJSON, minified) finds. Strings,
+/// escapes included, are left as they are.
+pub(crate) fn compact_spacing(rendered: &str) -> String {
+    let mut out = String::with_capacity(rendered.len());
+    let (mut in_str, mut escaped, mut after_sep) = (false, false, false);
+    for c in rendered.chars() {
+        if in_str {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+            continue;
+        }
+        if after_sep && c == ' ' {
+            after_sep = false;
+            continue;
+        }
+        after_sep = matches!(c, ':' | ',');
+        in_str = c == '"';
+        out.push(c);
+    }
+    out
+}

@@ -277,3 +277,35 @@ fn a_count_of_errors_fails_only_when_not_zero() {
     assert!(render::is_failure(&m(serde_json::json!({"error": true}))));
     assert!(render::is_failure(&m(serde_json::json!({"error": "boom"}))));
 }
+
+/// A compact file's record, shown by the pairs that set it apart, is spaced as the file
+/// writes JSON: what the summary shows is what a grep of the file finds.
+#[test]
+fn a_compact_files_record_is_shown_as_the_file_spaces_json() {
+    let mut text = String::new();
+    for i in 0..8 {
+        text.push_str(&format!(
+            "{{\"type\":\"auditAdvisory\",\"data\":{{\"resolution\":{{\"id\":{i},\"path\":\"a>b{i}>tough-cookie\",\"dev\":false}},\"advisory\":{{\"findings\":[{{\"version\":\"2.2.{i}\"}}],\"severity\":\"{}\",\"overview\":\"{}\"}}}}}}\n",
+            if i == 5 { "high" } else { "low" },
+            "x ".repeat(200)
+        ));
+    }
+    let q = Query::new("which package has a high severity advisory, by dependency path?");
+    let red = reduce(&text, Kind::Ndjson, &ctx(&q)).unwrap();
+    let rec = red
+        .items
+        .iter()
+        .find(|i| i.line == Some(6) && i.section == Section::Evidence)
+        .unwrap_or_else(|| panic!("{:#?}", red.items));
+    assert!(
+        rec.text.contains("\"path\":\"a>b5>tough-cookie\""),
+        "{}",
+        rec.text
+    );
+    assert!(!rec.text.contains("\": "), "{}", rec.text);
+    // Strings keep their own spaces and escapes.
+    assert_eq!(
+        render::compact_spacing(r#"{"a": "x: y, z", "b": ["c\"d, e", 1], …3 more}"#),
+        r#"{"a":"x: y, z","b":["c\"d, e",1],…3 more}"#
+    );
+}

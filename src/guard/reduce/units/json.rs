@@ -8,11 +8,10 @@ use super::{keep_line, line_starts, parts, Builder, UnitKind, LONG_LINE_BYTES, M
 
 mod leaves;
 
-pub(crate) use leaves::written_in;
+pub(crate) use leaves::{pretty_style, written_in};
 
 use leaves::{
-    flat_leaves, has_records, pairs, plain, pretty_style, render_record, scalar,
-    small_object_array, Leaf,
+    flat_leaves, has_records, pairs, plain, render_record, scalar, small_object_array, Leaf,
 };
 
 /// Bytes after the cursor searched for an array element ([`JsonWalk::line_of_element`]): an

@@ -8,7 +8,7 @@ use super::{MAX_PAIR_ARRAY, RECORD_SHOW_BYTES};
 use crate::guard::reduce::{clip_str, show_line_max, CUT_MARK};
 
 /// How the JSON text writes a key and its value: `"k": v` (pretty) or `"k":v` (compact).
-pub(super) fn pretty_style(text: &str) -> bool {
+pub(crate) fn pretty_style(text: &str) -> bool {
     let head = clip_str(text, 64 * 1024);
     let spaced = head.matches("\": ").count();
     let tight = head.matches("\":").count().saturating_sub(spaced);
