@@ -524,3 +524,31 @@ fn the_odd_value_of_a_field_the_question_names_picks_its_record() {
     let s = score_q(&u, &Query::new("which line is slowest?"));
     assert!(!s.picked.contains(&odd));
 }
+
+/// A question about what failed is answered in part by the run's totals, whatever their
+/// words (`unexpected`, `flaky`): the summary object ranks first among facts and answers.
+#[test]
+fn a_runs_totals_answer_a_question_about_what_failed() {
+    let tests: Vec<_> = (0..30)
+        .map(|i| serde_json::json!({"title": format!("spec{i}.ts"), "status": if i == 4 { "failed" } else { "passed" }}))
+        .collect();
+    let doc = serde_json::json!({
+        "config": {"workers": 4, "retries": 2, "timeout": 30000},
+        "suites": tests,
+        "stats": {"expected": 26, "skipped": 1, "unexpected": 3, "flaky": 6}
+    });
+    let text = serde_json::to_string_pretty(&doc).unwrap();
+    let u = build(&text, Kind::Json);
+    let headers = crate::guard::reduce::select::Headers::default();
+    let stats = |q: &str| {
+        facts(&u, &Query::new(q), &headers)
+            .into_iter()
+            .find(|f| f.text.contains("\"unexpected\": 3"))
+            .unwrap_or_else(|| panic!("{q}"))
+    };
+    let asked = stats("Which tests genuinely failed, and which passed only after retries?");
+    assert!(asked.answers && asked.weight > 1.0, "{asked:?}");
+    // Another question leaves the totals a plain fact.
+    let other = stats("How many workers ran?");
+    assert!(!other.answers && other.weight < 1.0, "{other:?}");
+}
