@@ -378,7 +378,8 @@ pub(super) fn distinct(
     let mut len = 2;
     for i in by_weight {
         let (_, _, key, v) = &cands[i];
-        let n = key.len() + render(v, 120).len() + 6;
+        // A part and its separator: `, ` or a ` … ` for the leaves left out before it.
+        let n = key.len() + render(v, 120).len() + 9;
         if len + n > max && len > 2 {
             continue;
         }
@@ -387,33 +388,47 @@ pub(super) fn distinct(
     }
     // The elements of one list under their key once, in brackets (`"categories": ["a",
     // "b"]`), never the key repeated per element.
-    let mut parts: Vec<String> = Vec::new();
-    let mut list: Option<(&str, &str, Vec<String>)> = None;
-    for (i, (_, _, key, v)) in cands.iter().enumerate() {
+    // Each part with the positions (in `order`) of its first and last leaf: where a leaf
+    // between two parts is left out, ` … ` says so, as at either end.
+    let mut parts: Vec<(usize, usize, String)> = Vec::new();
+    let mut list: Option<(&str, &str, usize, usize, Vec<String>)> = None;
+    for (i, (pos, _, key, v)) in cands.iter().enumerate() {
         if !keep[i] {
             continue;
         }
         let path = paths[i].as_str();
         let val = render(v, 120);
-        if let Some((p, k, vals)) = list.take() {
+        if let Some((p, k, first, _, vals)) = list.take() {
             if p == path {
                 let mut vals = vals;
                 vals.push(val);
-                list = Some((p, k, vals));
+                list = Some((p, k, first, *pos, vals));
                 continue;
             }
-            parts.push(format!("\"{k}\": [{}]", vals.join(", ")));
+            parts.push((first, *pos, format!("\"{k}\": [{}]", vals.join(", "))));
         }
         if path.ends_with("[]") {
-            list = Some((path, key.as_str(), vec![val]));
+            list = Some((path, key.as_str(), *pos, *pos, vec![val]));
         } else {
-            parts.push(format!("\"{key}\": {val}"));
+            parts.push((*pos, *pos, format!("\"{key}\": {val}")));
         }
     }
-    if let Some((_, k, vals)) = list {
-        parts.push(format!("\"{k}\": [{}]", vals.join(", ")));
+    if let Some((_, k, first, last, vals)) = list {
+        parts.push((first, last, format!("\"{k}\": [{}]", vals.join(", "))));
     }
-    show_line_max(&format!("{{{}}}", parts.join(", ")), max)
+    let mut out = String::from("{");
+    let mut prev: Option<usize> = None;
+    for (first, last, text) in &parts {
+        match prev {
+            None => {}
+            Some(p) if *first == p + 1 => out.push_str(", "),
+            Some(_) => out.push_str(" … "),
+        }
+        out.push_str(text);
+        prev = Some(*last);
+    }
+    out.push('}');
+    show_line_max(&out, max)
 }
 
 /// How much a varying leaf says about which record this is, for [`distinct`]: a key or value

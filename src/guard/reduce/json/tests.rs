@@ -309,3 +309,36 @@ fn a_compact_files_record_is_shown_as_the_file_spaces_json() {
         r#"{"a":"x: y, z","b":["c\"d, e",1],…3 more}"#
     );
 }
+
+/// A record shown by the leaves that set it apart says where it leaves leaves out: two pairs
+/// written side by side are side by side in the file.
+#[test]
+fn a_records_left_out_leaves_are_marked() {
+    let recs: Vec<serde_json::Value> = (0..10)
+        .map(|i| {
+            serde_json::json!({
+                "id": 9100 + i,
+                "node_id": "WFR_kwLO",
+                "head_branch": if i == 4 { "release/2.4" } else { "main" },
+                "display_title": format!("Merge pull request #{i}"),
+                "event": "push",
+                "conclusion": if i == 4 { "failure" } else { "success" }
+            })
+        })
+        .collect();
+    let maps: Vec<&serde_json::Map<String, serde_json::Value>> =
+        recs.iter().filter_map(|r| r.as_object()).collect();
+    let constant = render::Constant::of(&maps);
+    let q = Query::new("which run failed, on which branch?");
+    let shown = render::distinct(maps[4], 300, &constant, &q);
+    // `node_id` and `event` are the same in every record: left out, and marked.
+    assert!(
+        shown.contains("\"id\": 9104 … \"head_branch\": \"release/2.4\""),
+        "{shown}"
+    );
+    assert!(shown.contains(" … \"conclusion\": \"failure\""), "{shown}");
+    assert!(
+        !shown.contains("node_id") && !shown.contains("push"),
+        "{shown}"
+    );
+}
