@@ -218,8 +218,12 @@ const ID_KEYS: &[&str] = &[
     "node",
 ];
 
-/// The scalar leaves of a record: (path relative to the record, the leaf), arrays as `[]`,
-/// in document order, at most `cap`.
+/// Joins a leaf path's keys in [`leaves`]: a character no key holds, where a dot is in
+/// keys (`app.kubernetes.io/name`, whose key is not `io/name`).
+const PATH_SEP: char = '\u{1f}';
+
+/// The scalar leaves of a record: (path relative to the record, its keys joined by
+/// [`PATH_SEP`]; the leaf), arrays as `[]`, in document order, at most `cap`.
 fn leaves<'a>(v: &'a Value, path: &mut String, out: &mut Vec<(String, &'a Value)>, cap: usize) {
     if out.len() >= cap {
         return;
@@ -229,7 +233,7 @@ fn leaves<'a>(v: &'a Value, path: &mut String, out: &mut Vec<(String, &'a Value)
             for (k, x) in m {
                 let len = path.len();
                 if !path.is_empty() {
-                    path.push('.');
+                    path.push(PATH_SEP);
                 }
                 path.push_str(k);
                 leaves(x, path, out, cap);
@@ -351,7 +355,7 @@ pub(super) fn distinct(
             continue;
         }
         let key = path
-            .rsplit(['.', ']', '['])
+            .rsplit([PATH_SEP, ']', '['])
             .find(|x| !x.is_empty())
             .unwrap_or(&path)
             .to_string();
@@ -364,7 +368,11 @@ pub(super) fn distinct(
         if *c > MAX_PER_PATH {
             continue;
         }
-        let nested = if path.contains(['.', '[']) { 0.3 } else { 0.0 };
+        let nested = if path.contains([PATH_SEP, '[']) {
+            0.3
+        } else {
+            0.0
+        };
         cands.push((pos, leaf_weight(&key, v, q) - nested, key, v));
         paths.push(path);
     }

@@ -342,3 +342,31 @@ fn a_records_left_out_leaves_are_marked() {
         "{shown}"
     );
 }
+
+/// A key with dots (`app.kubernetes.io/name`) is shown whole, never as its tail after the
+/// last dot (`io/name` is in no file).
+#[test]
+fn a_dotted_key_is_shown_whole() {
+    let recs: Vec<serde_json::Value> = (0..10)
+        .map(|i| {
+            serde_json::json!({
+                "kind": "Deployment",
+                "metadata": {"labels": {"app.kubernetes.io/name": format!("svc-{i}")}},
+                "status": {"readyReplicas": i}
+            })
+        })
+        .collect();
+    let maps: Vec<&serde_json::Map<String, serde_json::Value>> =
+        recs.iter().filter_map(|r| r.as_object()).collect();
+    let constant = render::Constant::of(&maps);
+    let shown = render::distinct(
+        maps[3],
+        300,
+        &constant,
+        &Query::new("which svc is not ready?"),
+    );
+    assert!(
+        shown.contains("\"app.kubernetes.io/name\": \"svc-3\""),
+        "{shown}"
+    );
+}
