@@ -22,7 +22,7 @@ static LEVEL_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 static NAMED_ERROR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[A-Za-z]+(Exception|Error)\b").unwrap());
 static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|segfault|sig(segv|abrt|bus|ill|fpe)|access violation|exc_bad_access|crashed|crash reason|problematic frame|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
+    Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|segfault|sig(segv|abrt|bus|ill|fpe)|access violation|exc_bad_access|crashed|crash reason|problematic frame|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file|undefined reference|undefined symbols?|multiple definition of|unresolved external symbol)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
 });
 static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
@@ -365,6 +365,19 @@ mod tests {
             severity("[Sun Dec 04 04:51:08 2005] [notice] jk2_init() Found child 6725"),
             Severity::None
         );
+    }
+
+    #[test]
+    fn a_linker_error_is_an_error() {
+        for l in [
+            "/home/ci/kvd/src/store/segment_writer.c:214: undefined reference to `crc32c_update'",
+            "ld.lld: error: undefined symbol: foo",
+            "Undefined symbols for architecture arm64:",
+            "seg.o: multiple definition of `crc_table'; first defined here",
+            "main.obj : LNK2019: unresolved external symbol _foo referenced in function _main",
+        ] {
+            assert_eq!(severity(l), Severity::Error, "{l}");
+        }
     }
 
     #[test]
