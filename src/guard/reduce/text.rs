@@ -197,6 +197,31 @@ fn labelled(line: &str) -> Option<usize> {
     (word && one_name && rest.starts_with([' ', '\t'])).then_some(line.len() - body.len())
 }
 
+/// Lines above an error searched for the shape of the output going on ([`continues`]).
+const GOING_ON_LINES: usize = 40;
+
+/// True when `line`, below the error line `lines[idx]`, reads as part of it: indented, not
+/// opening with a letter or digit (`  |`, `^~~`, `= note`), below an error that ends in `:`
+/// (a list of what it names follows), or at the margin with a first word few lines above
+/// the error start with (`org.opentest4j.AssertionFailedError: …`). A line like three or
+/// more of the [`GOING_ON_LINES`] above (`gcc -c next.c` among the compile lines) is the
+/// output going on.
+fn continues(lines: &[&str], idx: usize, line: &str) -> bool {
+    if line.starts_with(char::is_whitespace)
+        || !line.starts_with(char::is_alphanumeric)
+        || lines[idx].trim_end().ends_with(':')
+    {
+        return true;
+    }
+    let first = |l: &str| l.split_whitespace().next().map(str::to_string);
+    let word = first(line);
+    lines[idx.saturating_sub(GOING_ON_LINES)..idx]
+        .iter()
+        .filter(|l| first(l) == word)
+        .count()
+        < 3
+}
+
 /// Lines following an error line worth showing with it: continuation lines, "Caused by", and the
 /// first project (non-framework) stack frames. Returns 0-based indices. A line of the error
 /// line's own labelled shape at its indentation (`Passed: b.java` after `FAILED: a.java`) is
@@ -231,7 +256,7 @@ pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> b
             project_frames = 0;
         } else if sibling_at.is_some() && labelled(l) == sibling_at {
             break;
-        } else if plain < 3 && j <= idx + 6 && !is_record_start(l) {
+        } else if plain < 3 && j <= idx + 6 && !is_record_start(l) && continues(lines, idx, l) {
             out.push(j);
             plain += 1;
         } else {

@@ -161,3 +161,25 @@ fn keeps_the_setting_an_error_refers_to() {
         kind.text
     );
 }
+
+#[test]
+fn the_output_going_on_is_not_an_error_lines_context() {
+    let never = |_: usize| false;
+    let mut log: Vec<String> = (0..6)
+        .map(|i| format!("gcc -O2 -c src/file_{i}.c -o build/file_{i}.o"))
+        .collect();
+    log.push("src/file_5.c:391:5: warning: unused variable 'len'".into());
+    log.extend((6..9).map(|i| format!("gcc -O2 -c src/file_{i}.c -o build/file_{i}.o")));
+    let lines: Vec<&str> = log.iter().map(String::as_str).collect();
+    assert!(context_after(&lines, 6, &never).is_empty(), "{lines:?}");
+    // An exception at the margin below a failure is its context.
+    let maven = [
+        "[INFO] Running a.BTest",
+        "[INFO] Running a.CTest",
+        "[INFO] Running a.DTest",
+        "[ERROR] a.DTest.testOf  Time elapsed: 0.003 s  <<< FAILURE!",
+        "org.opentest4j.AssertionFailedError: expected: <true> but was: <false>",
+        "\tat a.DTest.testOf(DTest.java:84)",
+    ];
+    assert_eq!(context_after(&maven, 3, &never), [4, 5]);
+}
