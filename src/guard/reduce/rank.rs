@@ -302,19 +302,24 @@ const MAX_SET_ASIDE: usize = 8;
 /// The words of the lists after [`SET_ASIDE`] in `text`, up to the end of the clause (`?`,
 /// `!`, `;`, `:`, or `.` before a space), as [`Query::set_aside`] keeps them.
 fn set_aside(text: &str, stop: &HashSet<&str>) -> Vec<String> {
-    let lower = text.to_lowercase();
+    // ASCII lower case keeps every byte where it was: the phrases are ASCII.
+    let lower = text.to_ascii_lowercase();
     let mut out: Vec<String> = Vec::new();
     for phrase in SET_ASIDE {
         let mut from = 0;
         while let Some(p) = lower[from..].find(phrase) {
             let at = from + p;
             from = at + phrase.len();
-            // A whole phrase: `besides`, not `XbesidesY`.
+            // A whole phrase: `except`, not `exception` or `nonexcept`.
             let before_ok = lower[..at]
                 .chars()
                 .next_back()
                 .is_none_or(|c| !c.is_alphanumeric());
-            if !before_ok || lower.len() != text.len() {
+            let after_ok = lower[from..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric());
+            if !before_ok || !after_ok {
                 continue;
             }
             let rest = &text[from..];
@@ -461,18 +466,14 @@ impl Query {
             names.retain(|n| *n != w);
             neg.push(st);
         }
-        // The values a list sets aside are what the answer is not, like a negated word.
-        let aside = set_aside(text, &stop);
-        for w in &aside {
-            let l = w.to_lowercase();
-            terms.remove(&stem(&l));
-            names.retain(|n| *n != l);
-        }
+        // The list runs to the end of the clause, so it may hold more than values ("other
+        // than the vendored ones failed to build"): its words stay query terms, and only a
+        // field whose values they make up reads them ([`Query::set_aside`]).
         Query {
             terms,
             names,
             negated: neg,
-            set_aside: aside,
+            set_aside: set_aside(text, &stop),
         }
     }
 
