@@ -234,8 +234,21 @@ pub fn exit_code(line: &str) -> Option<i64> {
     EXIT_CODE
         .captures(line)
         .and_then(|c| c.get(5))
+        .or_else(|| {
+            TOOL_EXIT
+                .captures(line)
+                .and_then(|c| c.get(1).or_else(|| c.get(2)))
+        })
         .and_then(|m| m.as_str().parse().ok())
 }
+
+/// A build tool's own words for a command that failed, with its exit status: GNU make's
+/// `make[1]: *** [Makefile:88: build/kvd] Error 1`, gcc's `collect2: error: ld returned 1 exit
+/// status`.
+static TOOL_EXIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*g?make(?:\[\d+\])?: \*\*\* .*\bError (\d+)\s*$|\breturned (\d+) exit status\b")
+        .unwrap()
+});
 
 #[cfg(test)]
 mod tests {
@@ -365,6 +378,21 @@ mod tests {
             severity("[Sun Dec 04 04:51:08 2005] [notice] jk2_init() Found child 6725"),
             Severity::None
         );
+    }
+
+    #[test]
+    fn a_build_tools_failure_states_its_exit_status() {
+        assert_eq!(exit_code("make: *** [Makefile:42: all] Error 2"), Some(2));
+        assert_eq!(
+            exit_code("make[1]: *** [Makefile:88: build/kvd] Error 1"),
+            Some(1)
+        );
+        assert_eq!(
+            exit_code("collect2: error: ld returned 1 exit status"),
+            Some(1)
+        );
+        assert_eq!(exit_code("make: Nothing to be done for 'all'."), None);
+        assert_eq!(exit_code("Error 2 in the report"), None);
     }
 
     #[test]

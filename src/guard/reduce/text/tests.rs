@@ -183,3 +183,32 @@ fn the_output_going_on_is_not_an_error_lines_context() {
     ];
     assert_eq!(context_after(&maven, 3, &never), [4, 5]);
 }
+
+/// A make log that stops on a link error has failed, though no exit code came with it: the
+/// Status says so, and the line that says it is a key fact.
+#[test]
+fn a_make_log_that_stops_on_an_error_has_failed() {
+    let mut log: Vec<String> = (0..40)
+        .map(|i| format!("gcc -O2 -c src/file_{i}.c -o build/file_{i}.o"))
+        .collect();
+    log.push("/home/ci/src/seg.c:214: undefined reference to `crc32c_update'".into());
+    log.push("collect2: error: ld returned 1 exit status".into());
+    log.push("make[1]: *** [Makefile:88: build/kvd] Error 1".into());
+    log.push("make: *** [Makefile:42: all] Error 2".into());
+    let lines: Vec<&str> = log.iter().map(String::as_str).collect();
+    let q = Query::new("why did the build fail?");
+    let ctx = Ctx {
+        query: &q,
+        exit_code: None,
+        bytes: 4000,
+    };
+    let r = reduce_lines(&lines, Kind::Lines, &ctx);
+    assert!(r.status.starts_with("Failed: "), "{}", r.status);
+    assert!(
+        r.items
+            .iter()
+            .any(|i| i.text == "exit status line: make: *** [Makefile:42: all] Error 2"),
+        "{:#?}",
+        r.items
+    );
+}
