@@ -260,6 +260,13 @@ fn verbatim_only(items: Vec<Item>, text: &str, sizes: &[usize]) -> Vec<Item> {
             if it.prio >= MUST || ok(&it.render()) {
                 return Some(it);
             }
+            if std::env::var_os("TOOLSUM_DEBUG_SELECT").is_some() {
+                eprintln!(
+                    "verbatim drop? {:?} in {}",
+                    score::invented(&it.render(), &collapsed, &sizes),
+                    it.render()
+                );
+            }
             let n = it.line?;
             if it.section == Section::KeyFacts {
                 return None;
@@ -629,6 +636,12 @@ pub fn summarize_focused(
     // tokens across joins) can come out a little over the cap: the least important excerpt
     // goes until they fit.
     let mut text = sections(&packed);
+    if std::env::var_os("TOOLSUM_DEBUG_SELECT").is_some() {
+        eprintln!(
+            "fit: cap {cap} text {} final_budget {final_budget} used {used}",
+            counter.count(&text)
+        );
+    }
     while counter.count(&text) > cap {
         let Some(i) = packed
             .iter()

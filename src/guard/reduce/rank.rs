@@ -367,6 +367,14 @@ const NEGATIONS: &[&str] = &[
     "excluding",
 ];
 
+/// Words that, after `the`, name the records the answer is not ("the rest being down", "the
+/// others failed"): the state word after them (past any of [`BEING`]) is negated.
+const CONTRASTS: &[&str] = &["rest", "others"];
+/// Verbs between a contrast word and the state it gives the rest.
+const BEING: &[&str] = &[
+    "being", "are", "is", "were", "was", "all", "stay", "remain", "still",
+];
+
 /// The content words a negation applies to: the first word of 3+ letters that is not a
 /// stopword within the two words after each of [`NEGATIONS`]. `shouted[i]` is true when word
 /// `i` is written in capitals in a question that is not: `NOT IN`, `IS NOT NULL`, `NOT
@@ -374,7 +382,22 @@ const NEGATIONS: &[&str] = &[
 fn negated(words: &[String], shouted: &[bool], stop: &HashSet<&str>) -> Vec<String> {
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate() {
-        if !NEGATIONS.contains(&w.as_str()) || shouted.get(i).copied().unwrap_or(false) {
+        if shouted.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        // "which ports are up (the rest being down)": the state of the rest is what the
+        // answer is not.
+        if i > 0 && words[i - 1] == "the" && CONTRASTS.contains(&w.as_str()) {
+            let state = words[i + 1..]
+                .iter()
+                .take(3)
+                .find(|x| !BEING.contains(&x.as_str()));
+            if let Some(x) = state.filter(|x| x.len() >= 3 && !stop.contains(x.as_str())) {
+                out.push(x.clone());
+            }
+            continue;
+        }
+        if !NEGATIONS.contains(&w.as_str()) {
             continue;
         }
         if let Some(x) = words[i + 1..].iter().take(3).find(|x| {
@@ -654,6 +677,21 @@ mod tests {
         // "no" is not a negation of the word after it: "no errors?" asks about errors.
         let q = Query::new("Are there no errors?");
         assert!(q.has(&stem("errors")));
+    }
+
+    #[test]
+    fn the_state_of_the_rest_is_what_the_answer_is_not() {
+        let q = Query::new("Which ports are operationally up (the rest being down)?");
+        assert_eq!(q.negated, vec![stem("down")]);
+        assert!(q.has("up") && !q.has(&stem("down")));
+        let q = Query::new("Which jobs passed, the others failed?");
+        assert_eq!(q.negated, vec![stem("failed")]);
+        // "the rest of the log" gives the rest no state.
+        let q = Query::new("What does the rest of the log say about the timeout?");
+        assert!(q.negated.is_empty());
+        // Without "the", "rest" is a word of the question (a REST API).
+        let q = Query::new("Which rest endpoints failed?");
+        assert!(q.negated.is_empty() && q.has(&stem("failed")));
     }
 
     #[test]

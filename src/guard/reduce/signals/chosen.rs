@@ -25,7 +25,7 @@ const MAX_LISTED: usize = 8;
 /// Longest name shown, in bytes.
 const MAX_NAME_BYTES: usize = 100;
 /// Weight of the fact: the question names the value, so it ranks with the best mined facts.
-const WEIGHT: f64 = 0.9;
+const WEIGHT: f64 = 1.0;
 /// Keys whose values name their records (compared with the key's last segment, lowercase).
 const NAME_KEYS: &[&str] = &[
     "name",
@@ -61,6 +61,11 @@ pub(super) fn named(value: &str, q: &Query) -> bool {
     let words: Vec<&str> = v.split_whitespace().collect();
     if (2..=MAX_VALUE_WORDS).contains(&words.len()) {
         return words.iter().all(|w| named(w, q));
+    }
+    // A two-letter value (`up`, `ok`, `no`) is named by the question's own word, whole: no
+    // stem or other form of so short a word is safe.
+    if v.len() == 2 && v.chars().all(|c| c.is_ascii_alphabetic()) {
+        return q.terms.get(&v) == Some(&1.0);
     }
     if v.len() < 3
         || !v
@@ -160,7 +165,8 @@ fn value_words(v: &str) -> Vec<String> {
 }
 
 /// The values of field `d` outside the list the question sets aside ([`Query::set_aside`]:
-/// "licenses other than MIT/Apache-2.0/Unlicense"), with the list as the fact shows it: when
+/// "licenses other than MIT/Apache-2.0/Unlicense"), with the list as the fact shows it (`MIT,
+/// Apache-2.0 and Unlicense`): when
 /// most of the list's words are words of the field's values, some value is made of them
 /// alone, and the other values are held by at most [`MAX_CHOSEN`] records and fewer than half.
 fn set_aside(d: &Dist, q: &Query) -> Option<(String, HashSet<String>)> {
@@ -192,11 +198,19 @@ fn set_aside(d: &Dist, q: &Query) -> Option<(String, HashSet<String>)> {
             others += c;
         }
     }
-    let label = matched
-        .iter()
-        .map(|w| w.as_str())
-        .collect::<Vec<_>>()
-        .join("/");
+    // Joined by commas, not as the question may write it (`MIT/Apache-2.0`): a slashed
+    // string the file never writes reads as a quoted path, and the fact would be dropped
+    // as not verbatim.
+    let label = match matched.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!(
+            "{} and {last}",
+            rest.iter()
+                .map(|w| w.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => matched.iter().map(|w| w.as_str()).collect(),
+    };
     (usual && others > 0 && others <= MAX_CHOSEN && others * 2 < d.n).then_some((label, other))
 }
 
@@ -216,10 +230,12 @@ pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize, bool)>
 pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fact> {
     let mut out = Vec::new();
     let mut listed: HashSet<String> = HashSet::new();
-    for (f, value, recs, _) in picks(u, dists, q) {
+    for (f, value, recs, negated) in picks(u, dists, q) {
         let d = &dists[f];
+        // Records picked by what they are not hold values of their own: each is shown.
+        let own = negated.then_some(f);
         let (by, shown) = match naming_field(u, dists, f, &recs) {
-            Some(g) => (shown_path(&u.fields[g].name), by_field(u, g, &recs)),
+            Some(g) => (shown_path(&u.fields[g].name), by_field(u, g, own, &recs)),
             None if !u.structured && !headers.is_empty() => (
                 "the line that opens each".to_string(),
                 by_header(u, f, &recs, headers),
@@ -291,25 +307,34 @@ fn naming_field(u: &Units, dists: &[Dist], f: usize, recs: &[usize]) -> Option<u
 }
 
 /// The records `recs` shown by their field `g` as the file writes it (`"value": "x.com" (L12)`),
-/// each name once, at most [`MAX_LISTED`].
-fn by_field(u: &Units, g: usize, recs: &[usize]) -> Vec<String> {
+/// each name once, at most [`MAX_LISTED`]; with field `own`'s pair after it when given (`"name":
+/// "ryu" (L7524): "license": "Apache-2.0 OR BSL-1.0"`).
+fn by_field(u: &Units, g: usize, own: Option<usize>, recs: &[usize]) -> Vec<String> {
+    // As the file writes it when the unit keeps its pairs, else the raw value.
+    let pair_of = |unit: &crate::guard::reduce::units::Unit, k: usize| {
+        unit.pairs
+            .get(k)
+            .map(|p| p.trim_end_matches(',').to_string())
+            .unwrap_or_else(|| unit.fields[k].1.clone())
+    };
     let mut shown: Vec<String> = Vec::new();
     for &i in recs {
         let unit = &u.units[i];
         let Some(k) = unit.fields.iter().position(|(h, _)| *h == g) else {
             continue;
         };
-        // As the file writes it when the unit keeps its pairs, else the raw value.
-        let pair = unit
-            .pairs
-            .get(k)
-            .map(|p| p.trim_end_matches(',').to_string())
-            .unwrap_or_else(|| unit.fields[k].1.clone());
-        let s = format!(
+        let pair = pair_of(unit, k);
+        let mut s = format!(
             "{} (L{})",
             show_line_max(&pair, MAX_NAME_BYTES + 20),
             unit.line
         );
+        if let Some(j) = own.and_then(|f| unit.fields.iter().position(|(h, _)| *h == f)) {
+            s.push_str(&format!(
+                ": {}",
+                show_line_max(&pair_of(unit, j), MAX_NAME_BYTES)
+            ));
+        }
         if !shown.iter().any(|x| x.starts_with(&format!("{} (", pair))) {
             shown.push(s);
         }
@@ -388,6 +413,15 @@ mod tests {
         let none = |q: &str| chosen(&u, &d, &Query::new(q), &Headers::default()).is_empty();
         assert!(none("what does this event contain?"));
         assert!(none("list the sha1 hashes"));
+    }
+
+    #[test]
+    fn a_two_letter_value_is_named_by_the_word_itself() {
+        let q = Query::new("Which ports are operationally up?");
+        assert!(named("up", &q) && named("UP", &q));
+        assert!(!named("ok", &q) && !named("u", &q));
+        // A stopword names nothing.
+        assert!(!named("on", &Query::new("which features are on?")));
     }
 
     #[test]
@@ -477,10 +511,22 @@ mod tests {
         assert_eq!(names, ["crate4", "crate17"]);
         let f = chosen(&u, &d, &q, &Headers::default());
         assert!(
-            f[0].text.contains("other than MIT/Apache-2.0/Unlicense"),
+            f[0].text
+                .contains("other than MIT, Apache-2.0 and Unlicense"),
             "{f:?}"
         );
-        assert!(f[0].text.contains("\"name\": \"crate17\""), "{f:?}");
+        // The fact states nothing the input does not say (it is not dropped as invented).
+        let invented =
+            crate::bench::score::invented(&f[0].text, &crate::bench::score::collapse(&text), &[]);
+        assert!(invented.is_empty(), "{invented:?} in {f:?}");
+        // Picked by what they are not, each record shows the value it holds.
+        assert!(
+            f[0].text.contains("\"name\": \"crate17\" (L")
+                && f[0]
+                    .text
+                    .contains("): \"license\": \"(MIT OR Apache-2.0) AND Unicode-DFS-2016\""),
+            "{f:?}"
+        );
         // A list of words no value holds picks nothing.
         let q = Query::new("which crates use licenses besides GPL-3.0 and LGPL?");
         assert_eq!(q.set_aside, ["GPL-3.0", "LGPL"]);
