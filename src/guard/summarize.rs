@@ -383,6 +383,17 @@ pub fn summarize_focused(
     }
     let mined = reduce::signals::facts(&units, &query, &headers);
     let mut cands = reduce::select::from_kind(red.items.clone(), &query);
+    // A document read as records (XML) was reduced as plain lines too: the line reducer's
+    // word matches (`<name>ge-0/0/1</name>`, one leaf of a record) repeat what the records'
+    // relevance shows whole, and would take the kind's share of the budget.
+    if units.structured && red.kind == reduce::Kind::Lines {
+        cands.retain(|c| {
+            !(c.channel == reduce::select::Channel::Kind
+                && c.item.section == reduce::Section::Evidence
+                && c.item.line.is_some()
+                && c.item.prio <= reduce::text::MATCH_PRIO_MAX)
+        });
+    }
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
     cands.extend(reduce::select::named_keys(text, &query));
     cands.extend(reduce::select::calls(text, &query));

@@ -108,6 +108,13 @@ impl Template {
 /// Most lines of one template among the kind's 40 intent matches ([`reduce_lines`]); set on
 /// the dev corpus (4 and 8 lost old-holdout facts, 12 kept them and gained one dev fact).
 const MATCHES_PER_TEMPLATE: usize = 12;
+/// Priority of a line that matches the intent, plus [`MATCH_PRIO_SPAN`] times its score (0..=1).
+const MATCH_PRIO_MIN: f64 = 8.0;
+/// See [`MATCH_PRIO_MIN`].
+const MATCH_PRIO_SPAN: f64 = 30.0;
+/// The highest priority of a line that matches the intent ([`MATCH_PRIO_MIN`] +
+/// [`MATCH_PRIO_SPAN`]); the head and tail lines and the errors' context rank above it.
+pub const MATCH_PRIO_MAX: f64 = MATCH_PRIO_MIN + MATCH_PRIO_SPAN;
 
 /// Groups the non-blank lines into templates (Drain-like: bucket by severity and token count,
 /// join the most similar template above a threshold, turn differing positions into `<*>`).
@@ -555,7 +562,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
             sec,
             i + 1,
             show_line(lines[i]),
-            8.0 + 30.0 * scores[i],
+            MATCH_PRIO_MIN + MATCH_PRIO_SPAN * scores[i],
         ));
     }
     // Plain lines that share the errors' terms: the setting or the earlier step an error

@@ -875,3 +875,34 @@ fn a_question_naming_one_section_is_answered_and_pointed_there() {
         s.text
     );
 }
+
+#[test]
+fn a_document_of_records_is_not_quoted_leaf_by_leaf() {
+    let mut xml = String::from("<interfaces>\n");
+    for i in 0..60 {
+        let oper = if i == 17 || i == 41 { "up" } else { "down" };
+        xml.push_str(&format!(
+            "  <interface>\n    <name>eth-{i}</name>\n    <admin-status>up</admin-status>\n    \
+             <oper-status>{oper}</oper-status>\n    <mtu>1500</mtu>\n    \
+             <description>access port {i} of the lab switch</description>\n  </interface>\n"
+        ));
+    }
+    xml.push_str("</interfaces>\n");
+    let s = run(
+        &xml,
+        None,
+        Some("Which of the eth ports are operationally up (the rest being down)?"),
+    );
+    // The answer: the two records the question picks, by name.
+    assert_keeps(&s, &["<name>eth-17</name>", "<name>eth-41</name>"]);
+    // Picked by `up` and by "the rest being down": listed once.
+    assert_eq!(s.text.matches("records with").count(), 1, "{}", s.text);
+    // No record's single leaf that holds the question's word quoted as a line of its own
+    // (`L10:   <name>eth-1</name>`), past the one that stands for its template.
+    let leaves = s
+        .text
+        .lines()
+        .filter(|l| l.starts_with('L') && !l.contains("[×") && l.trim_end().ends_with("</name>"))
+        .count();
+    assert_eq!(leaves, 0, "{}", s.text);
+}

@@ -229,7 +229,8 @@ pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize, bool)>
 /// with the value each holds.
 pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fact> {
     let mut out = Vec::new();
-    let mut listed: HashSet<String> = HashSet::new();
+    let mut listed: HashMap<usize, HashSet<usize>> = HashMap::new();
+    let mut names: HashSet<String> = HashSet::new();
     for (f, value, recs, negated) in picks(u, dists, q) {
         let d = &dists[f];
         // Records picked by what they are not hold values of their own: each is shown.
@@ -242,12 +243,18 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fa
             ),
             None => continue,
         };
-        // The same records picked again by another field (`type` and `object_relation`
-        // both `domain`) are listed once.
-        if shown.is_empty() || shown.iter().all(|x| listed.contains(x)) {
+        // The same records picked again, by another field (`type` and `object_relation`
+        // both `domain`: the same names) or by the value of the field the question negates
+        // (`up`, and "the rest being down": the same records), are listed once.
+        let same = listed.entry(f).or_default();
+        if shown.is_empty()
+            || recs.iter().all(|i| same.contains(i))
+            || shown.iter().all(|x| names.contains(x))
+        {
             continue;
         }
-        listed.extend(shown.iter().cloned());
+        same.extend(recs.iter().copied());
+        names.extend(shown.iter().cloned());
         let more = if recs.len() > shown.len() {
             format!("; {} records in all", recs.len())
         } else {
