@@ -9,8 +9,19 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// Collapses every run of whitespace to one space and trims the ends.
+/// A terminal's CSI escape sequence (`ESC [ 1;33 m`: colour, erase line): markup, not content.
+static CSI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\x1b\[[0-?]*[ -/]*[@-~]").unwrap());
+
+/// Collapses every run of whitespace to one space and trims the ends, with terminal escape
+/// sequences ([`CSI`]) removed first: `grep --color` writes `src/a.rs<ESC>[m<ESC>[K:12`, which a
+/// summary quotes as `src/a.rs:12` (the text a reader sees), and a `must_keep` string written
+/// between two escapes stays whole.
 pub fn collapse(s: &str) -> String {
+    let s = if s.contains('\x1b') {
+        CSI.replace_all(s, "")
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -190,6 +201,16 @@ mod tests {
         assert_eq!(kept, 3);
         assert_eq!(missing, s(&["missing"]));
         assert_eq!(recall("", &[]).0, 0);
+    }
+
+    #[test]
+    fn terminal_escapes_are_not_content() {
+        let raw = "\x1b[35m\x1b[Ksrc/a.rs\x1b[m\x1b[K\x1b[36m\x1b[K:\x1b[m\x1b[K12: let x = 1;";
+        // The summary shows the line as a reader sees it: nothing invented.
+        assert!(invented("L1: src/a.rs:12: let x = 1;", &collapse(raw), &[]).is_empty());
+        // A must_keep string copied between two escapes is still found.
+        assert_eq!(recall(&collapse(raw), &s(&["let x = 1;"])).0, 1);
+        assert_eq!(collapse("a\x1b[1;33mb"), "ab");
     }
 
     #[test]
