@@ -98,7 +98,7 @@ const STOPWORDS: &[&str] = &[
     "results",
 ];
 
-/// Intent words mapped to words the output itself uses (stemmed forms on both sides).
+/// Intent words mapped to words the output itself uses (either side stemmed when used).
 const SYNONYMS: &[(&str, &[&str])] = &[
     (
         "fail",
@@ -247,8 +247,9 @@ pub fn stem(word: &str) -> String {
         ("ions", ""),
         ("ion", ""),
         ("ing", ""),
-        ("ied", "y"),
-        ("ies", "y"),
+        // "policies", "policied" and "policy" meet at `polici` (`y` becomes `i` below).
+        ("ied", "i"),
+        ("ies", "i"),
         ("ed", ""),
         ("es", ""),
         ("s", ""),
@@ -435,9 +436,11 @@ impl Query {
                 continue;
             }
             for (k, syns) in SYNONYMS {
-                if *k == t {
+                // Compared and added as [`stem`] writes them: the table's `healthy`, `memory`
+                // and `status` are `healthi`, `memori` and `statu` in tokens.
+                if stem(k) == t {
                     for s in syns.iter() {
-                        terms.entry((*s).to_string()).or_insert(0.5);
+                        terms.entry(stem(s)).or_insert(0.5);
                     }
                 }
             }
@@ -680,6 +683,21 @@ mod tests {
     }
 
     #[test]
+    fn synonyms_meet_the_output_as_tokens_are_stemmed() {
+        // `healthy` and its synonyms `ready` and `status` end in letters the stemmer changes.
+        let q = Query::new("Is the deployment healthy?");
+        let words = tokenize("readyReplicas: 2, status: ok");
+        assert!(
+            words.iter().any(|w| q.has(w) && w.starts_with("read")),
+            "{words:?}"
+        );
+        assert!(
+            words.iter().any(|w| q.has(w) && w.starts_with("statu")),
+            "{words:?}"
+        );
+    }
+
+    #[test]
     fn the_state_of_the_rest_is_what_the_answer_is_not() {
         let q = Query::new("Which ports are operationally up (the rest being down)?");
         assert_eq!(q.negated, vec![stem("down")]);
@@ -702,6 +720,8 @@ mod tests {
         assert_eq!(stem("partitioned"), stem("partition"));
         assert_eq!(stem("licenses"), stem("license"));
         assert_eq!(stem("values"), stem("value"));
+        assert_eq!(stem("vulnerabilities"), stem("vulnerability"));
+        assert_eq!(stem("copied"), stem("copy"));
     }
 
     #[test]
