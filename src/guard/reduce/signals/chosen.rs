@@ -60,7 +60,9 @@ pub(super) fn named(value: &str, q: &Query) -> bool {
     // question has each of its words.
     let words: Vec<&str> = v.split_whitespace().collect();
     if (2..=MAX_VALUE_WORDS).contains(&words.len()) {
-        return words.iter().all(|w| named(w, q));
+        // Its short words (`in`, `of`) are the question's stopwords: the others name it.
+        let long: Vec<&&str> = words.iter().filter(|w| w.len() >= 3).collect();
+        return !long.is_empty() && long.iter().all(|w| named(w, q));
     }
     // A two-letter value (`up`, `ok`, `no`) is named by the question's own word, whole: no
     // stem or other form of so short a word is safe.
@@ -435,6 +437,9 @@ mod tests {
     fn a_value_of_a_few_words_is_named_by_each_of_them_and_picks_its_records() {
         let q = Query::new("Which events were classified above non-emergency (Unusual Event)?");
         assert!(named("UNUSUAL EVENT", &q));
+        let idle = Query::new("Which backend is sitting 'idle in transaction'?");
+        assert!(named("idle in transaction", &idle));
+        assert!(!named("idle in recovery", &idle));
         assert!(!named("Power Reactor", &q));
         assert!(!named("UNUSUAL EVENT DECLARED TODAY", &q));
         let recs: Vec<_> = (0..30)
