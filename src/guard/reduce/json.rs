@@ -19,7 +19,7 @@ mod render;
 use gotest::gotest;
 pub use offsets::{line_of, line_starts, spans, ArraySpans, KeySpans};
 use render::{compact_spacing, distinct, type_name, Constant};
-pub use render::{is_failure, render};
+pub use render::{is_failure, record_fails, render};
 
 /// Bytes of one failing record's compact rendering shown in the summary.
 const FAILURE_RECORD_BYTES: usize = 700;
@@ -118,7 +118,7 @@ fn records(
     // Counts per value of categorical fields are mined for every kind (signals::facts).
     // Failures.
     let failing: Vec<&(&Map<String, Value>, Option<usize>)> =
-        recs.iter().filter(|(m, _)| is_failure(m)).collect();
+        recs.iter().filter(|(m, _)| record_fails(m)).collect();
     if !failing.is_empty() {
         f.push(
             format!("failing records: {} of {}", count(failing.len()), count(n)),
@@ -156,7 +156,7 @@ fn records(
         .collect();
     let scores = normalise(&bm25(ctx.query, &ids));
     for (i, ((m, line), id)) in recs.iter().zip(ids).enumerate() {
-        if is_failure(m) || id.is_empty() {
+        if record_fails(m) || id.is_empty() {
             continue;
         }
         let head = if i < 3 { 15.0 } else { 0.0 };

@@ -137,6 +137,23 @@ const FAIL_WORDS: &[&str] = &[
     "unhealthy",
 ];
 
+/// Levels of objects nested in a record that [`record_fails`] looks into.
+const NESTED_FAIL_DEPTH: usize = 3;
+
+/// True when a record failed by its own fields ([`is_failure`]) or by those of an object
+/// nested in it, at most [`NESTED_FAIL_DEPTH`] levels down and outside arrays (k6's
+/// `{"data": {"tags": {"status": "404"}}}`, a job's `{"result": {"conclusion": "failure"}}`).
+pub fn record_fails(m: &Map<String, Value>) -> bool {
+    fn nested(m: &Map<String, Value>, depth: usize) -> bool {
+        is_failure(m)
+            || depth < NESTED_FAIL_DEPTH
+                && m.values()
+                    .filter_map(Value::as_object)
+                    .any(|o| nested(o, depth + 1))
+    }
+    nested(m, 0)
+}
+
 /// True when an object's status/state/level/exit-code/error fields say it failed.
 pub fn is_failure(m: &Map<String, Value>) -> bool {
     m.iter().any(|(k, v)| {
@@ -144,14 +161,24 @@ pub fn is_failure(m: &Map<String, Value>) -> bool {
         match k.as_str() {
             "status" | "state" | "conclusion" | "result" | "outcome" | "level" | "severity"
             | "phase" | "action" => match v {
-                Value::String(s) => FAIL_WORDS.contains(&s.to_ascii_lowercase().as_str()),
+                Value::String(s) => {
+                    FAIL_WORDS.contains(&s.to_ascii_lowercase().as_str())
+                        // An HTTP status written as a string (k6's tags: `"status":"404"`).
+                        || k == "status" && s.parse::<u64>().is_ok_and(|c| (400..600).contains(&c))
+                }
                 Value::Number(n) => {
                     k == "status" && n.as_u64().is_some_and(|c| (400..600).contains(&c))
                 }
                 _ => false,
             },
-            "exit_code" | "exitcode" | "returncode" | "exit_status" | "exitstatus"
-            | "statuscode" | "status_code" => v.as_i64().is_some_and(|c| c != 0),
+            "exit_code" | "exitcode" | "returncode" | "exit_status" | "exitstatus" => {
+                v.as_i64().is_some_and(|c| c != 0)
+            }
+            // An exit status or an HTTP status (`"statusCode": 200` of a Chrome trace's
+            // response): 2xx and 3xx are no failure.
+            "statuscode" | "status_code" => v
+                .as_i64()
+                .is_some_and(|c| c != 0 && !(100..400).contains(&c)),
             "error" | "errors" | "exception" | "err" | "stderr_error" => match v {
                 Value::Null | Value::Bool(false) => false,
                 Value::String(s) => !s.is_empty(),

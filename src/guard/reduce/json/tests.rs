@@ -278,6 +278,37 @@ fn a_count_of_errors_fails_only_when_not_zero() {
     assert!(render::is_failure(&m(serde_json::json!({"error": "boom"}))));
 }
 
+#[test]
+fn http_statuses_fail_from_400_and_nested_objects_fail_their_record() {
+    let m = |v: serde_json::Value| v.as_object().unwrap().clone();
+    // A Chrome trace's response: an HTTP status, not an exit status.
+    assert!(!render::is_failure(&m(
+        serde_json::json!({"statusCode": 200})
+    )));
+    assert!(render::is_failure(&m(
+        serde_json::json!({"statusCode": 503})
+    )));
+    assert!(render::is_failure(&m(
+        serde_json::json!({"status_code": 1})
+    )));
+    // k6 writes the status as a string.
+    assert!(render::is_failure(&m(serde_json::json!({"status": "404"}))));
+    assert!(!render::is_failure(&m(
+        serde_json::json!({"status": "200"})
+    )));
+    // A record fails by an object nested in it, not by one in an array or too deep.
+    let k6 = m(serde_json::json!(
+        {"type": "Point", "data": {"value": 1, "tags": {"status": "404", "url": "http://x/users/20"}}}
+    ));
+    assert!(!render::is_failure(&k6) && render::record_fails(&k6));
+    let ok = m(serde_json::json!({"data": {"tags": {"status": "200"}}}));
+    assert!(!render::record_fails(&ok));
+    let listed = m(serde_json::json!({"runs": [{"status": "failed"}]}));
+    assert!(!render::record_fails(&listed));
+    let deep = m(serde_json::json!({"a": {"b": {"c": {"d": {"status": "failed"}}}}}));
+    assert!(!render::record_fails(&deep));
+}
+
 /// A compact file's record, shown by the pairs that set it apart, is spaced as the file
 /// writes JSON: what the summary shows is what a grep of the file finds.
 #[test]
