@@ -519,6 +519,10 @@ pub fn summarize_focused(
                             input.args.unwrap_or(""),
                             input.intent.unwrap_or("")
                         );
+                        // The call without its question: a word the Status takes from the
+                        // question alone ("destroy" for "Will this plan destroy anything?") is
+                        // the premise restated, not what the excerpts say.
+                        let call = format!("{} {}", input.tool, input.args.unwrap_or(""));
                         let view = excerpts.join("\n");
                         let cited: String = ids
                             .iter()
@@ -529,7 +533,7 @@ pub fn summarize_focused(
                             .join("\n");
                         if status_consistent(&st, red.failed)
                             && has_substance(&st, input.text, &view, &asked)
-                            && model::cites(&st, &cited, &asked)
+                            && model::cites(&st, &cited, &call)
                         {
                             status = clip_tokens(&st, 80, counter);
                         } else {
@@ -541,7 +545,7 @@ pub fn summarize_focused(
                         // Decisions and Open questions meet the Status's citation rule; a
                         // Next action must not contradict the reduction either.
                         let mut cited_only = |t: String| {
-                            if t.is_empty() || model::cites(&t, &cited, &asked) {
+                            if t.is_empty() || model::cites(&t, &cited, &call) {
                                 t
                             } else {
                                 dropped += 1;

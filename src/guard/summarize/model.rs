@@ -187,12 +187,14 @@ pub fn clean_status(st: &str, dropped: &mut usize) -> String {
 }
 
 /// True when a Status says what the excerpts it cites (`cited`, the chosen excerpts' text) say:
-/// every word of four or more letters in it is one of theirs, one of the call's (`asked`:
-/// tool, arguments, question) or a generic word ([`super::checks::GENERIC_WORDS`]), and it quotes
+/// every word of four or more letters in it is one of theirs, one of the call's (`call`: tool
+/// and arguments, not the question, whose words a Status may only restate as a premise: "the
+/// plan will destroy `lambda_function_74`" of a resource the excerpts say is created) or a
+/// generic word ([`super::checks::GENERIC_WORDS`]), and it quotes
 /// at least one specific token of theirs (a name with a digit or `/ . _ : -` in it, or three
 /// words in a row). "The user did not get into the box" answers the question in its own
 /// words and cites nothing: it is dropped (issue 17: when in doubt, drop it).
-pub fn cites(status: &str, cited: &str, asked: &str) -> bool {
+pub fn cites(status: &str, cited: &str, call: &str) -> bool {
     if cited.trim().is_empty() {
         return false;
     }
@@ -203,7 +205,7 @@ pub fn cites(status: &str, cited: &str, asked: &str) -> bool {
     let all_known = words.iter().all(|w| {
         let lw = w.to_lowercase();
         super::checks::GENERIC_WORDS.contains(&lw.as_str())
-            || super::checks::contains_word_ci(asked, &lw)
+            || super::checks::contains_word_ci(call, &lw)
             || super::checks::contains_word_ci(cited, &lw)
     });
     if !all_known {
@@ -283,7 +285,7 @@ mod tests {
     #[test]
     fn a_status_must_quote_what_it_cites() {
         let cited = "L862: sshd[4803]: Accepted publickey for deploy from 198.51.100.23 port 50522";
-        let asked = "Bash journalctl Did anyone get into the box over SSH?";
+        let asked = "Bash journalctl";
         assert!(
             cites(
                 "Yes: deploy logged in with a publickey from 198.51.100.23.",
@@ -314,5 +316,19 @@ mod tests {
         ));
         // Nothing cited, nothing to agree with.
         assert!(!cites("Accepted publickey for deploy.", "", asked));
+        // The question's verb said of a resource the excerpts create: the premise, restated.
+        let cited =
+            "L619: {\"@message\":\"aws_lambda_function.lambda_function_74: Plan to create\"}";
+        let call = "Bash terraform plan -json";
+        assert!(!cites(
+            "The plan will destroy the Lambda function lambda_function_74.",
+            cited,
+            call
+        ));
+        assert!(cites(
+            "The plan is to create aws_lambda_function.lambda_function_74.",
+            cited,
+            call
+        ));
     }
 }
