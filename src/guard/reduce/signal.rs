@@ -28,7 +28,7 @@ static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
 });
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
+    Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|[A-Z][a-z]+Warning\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
 });
 static TOTALS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\btests? run:\s*\d+|\b\d+ (passed|failed)\b|^\s*tests?:\s+\d|\btest result:|\bran \d+ tests?\b|\bbuild (success|failure|failed|successful)\b|\b\d+ examples?, \d+ failures?|\btest suites?:\s+\d|^(ok|fail|failed)\s*(\(|\t)|\b\d+ (tests?|specs?) (completed|passed|failed)").unwrap()
@@ -46,7 +46,7 @@ static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     // Upper case anywhere near the start; lower or mixed case only as a tag (`[info]`,
     // `<warn>`), or as a line's first word before a colon (`error: ...`). A plain lower-case
     // word ("due to holdtimer expired error") is prose, judged by the word vocabulary.
-    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(info|debug|trace|notice|warn|warning|error|fatal|critical|severe)\s*:").unwrap()
+    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(info|debug|trace|notice|warn|warning|error|fatal|critical|severe)\s*:").unwrap()
 });
 /// A passing test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP `ok 12`, pytest `PASSED`,
 /// `test x ... ok`, `✓`): its name may say "error" (`PASS: plugin error`), the test passed.
@@ -253,6 +253,25 @@ static TOOL_EXIT: LazyLock<Regex> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn npm_errors_and_python_warning_classes() {
+        assert_eq!(severity("npm ERR! code ELSPROBLEMS"), Severity::Error);
+        assert_eq!(
+            severity("npm ERR! invalid: react@17.0.2 /app/node_modules/react"),
+            Severity::Error
+        );
+        assert_eq!(
+            severity("tests/test_a.py:12: RuntimeWarning: coroutine 'f' was never awaited"),
+            Severity::Warn
+        );
+        assert_eq!(
+            severity("  /venv/x.py:3: DeprecationWarning: the imp module is deprecated"),
+            Severity::Warn
+        );
+        // A class name that only ends in the word is none.
+        assert_eq!(severity("import forewarning_lib"), Severity::None);
+    }
 
     #[test]
     fn severity_levels() {

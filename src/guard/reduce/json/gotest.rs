@@ -136,18 +136,21 @@ pub(super) fn gotest(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
     let first_fail = finals
         .iter()
         .find(|(_, a, _)| a == "fail")
-        .map(|(_, _, l)| *l)
-        .unwrap_or(1);
+        .map(|(_, _, l)| *l);
+    let next_action = match first_fail {
+        Some(l) => format!(
+            "Read L{}-L{l} of the saved file for the first failure, or grep it for a failed test's name to see that test's output.",
+            l.saturating_sub(15).max(1),
+        ),
+        // Nothing failed: there is no failure to point at.
+        None => "Grep the saved file for a test's name to see that test's output.".to_string(),
+    };
     Some(Reduction {
         kind: Kind::GoTestJson,
         items: f.items,
         status,
         failed: Some(tf + pf > 0),
-        next_action: format!(
-            "Read L{}-L{} of the saved file for the first failure, or grep it for a failed test's name to see that test's output.",
-            first_fail.saturating_sub(15).max(1),
-            first_fail
-        ),
+        next_action,
     })
 }
 
@@ -155,6 +158,26 @@ pub(super) fn gotest(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
 mod tests {
     use super::*;
     use crate::guard::reduce::rank::Query;
+
+    #[test]
+    fn a_run_where_all_passed_points_at_no_failure() {
+        let mut text = String::new();
+        for t in ["TestA", "TestB", "TestC"] {
+            text.push_str(&format!(
+                "{{\"Action\":\"output\",\"Package\":\"p\",\"Test\":\"{t}\",\"Output\":\"--- PASS: {t} (0.00s)\\n\"}}\n{{\"Action\":\"pass\",\"Package\":\"p\",\"Test\":\"{t}\"}}\n"
+            ));
+        }
+        text.push_str("{\"Action\":\"pass\",\"Package\":\"p\"}\n");
+        let q = Query::new("did all tests pass?");
+        let ctx = Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: 0,
+        };
+        let r = gotest(&text, &ctx).expect("go test -json");
+        assert_eq!(r.failed, Some(false));
+        assert!(!r.next_action.contains("failure"), "{}", r.next_action);
+    }
 
     #[test]
     fn every_failing_tests_verdict_ranks_above_any_tests_messages() {
