@@ -24,7 +24,9 @@ const MAX_CHOSEN: usize = 60;
 const MAX_LISTED: usize = 8;
 /// Longest name shown, in bytes.
 const MAX_NAME_BYTES: usize = 100;
-/// Weight of the fact: the question names the value, so it ranks with the best mined facts.
+/// Weight of the fact: the question names the value, so the list is its answer; it ranks with
+/// the records past a threshold the question states (1.0), which plain word matches tie with
+/// (at 0.9 it lost to them: the list of 'up' ports behind lines that only hold the word).
 const WEIGHT: f64 = 1.0;
 /// Keys whose values name their records (compared with the key's last segment, lowercase).
 const NAME_KEYS: &[&str] = &[
