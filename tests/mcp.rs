@@ -134,7 +134,8 @@ fn run_client(d: &Deps, scenario: &str, cfg: &Value, limit: Duration) -> Value {
     })
 }
 
-/// Every upstream tool has a required `_intent` string; `toolsum_ask` is listed once.
+/// Every upstream tool has a required `_intent` string and no `outputSchema` (a summary
+/// replaces the structured content it would require); `toolsum_ask` is listed once.
 fn assert_intent_everywhere(tools: &Value) {
     let tools = tools.as_array().unwrap();
     assert!(tools.len() > 2, "{tools:?}");
@@ -146,6 +147,7 @@ fn assert_intent_everywhere(tools: &Value) {
         }
         let has = |k: &str| t[k].as_array().unwrap().contains(&json!("_intent"));
         assert!(has("properties") && has("required"), "{t}");
+        assert_eq!(t["output_schema"], false, "{t}");
         assert!(
             t["intent_description"]
                 .as_str()
@@ -299,6 +301,10 @@ fn mcp_proxy_guards_filesystem_reads_and_answers_toolsum_ask() {
     let out = run_client(&d, "fs", &cfg, Duration::from_secs(300));
 
     assert_intent_everywhere(&out["tools"]);
+    assert!(
+        lines(&up_out).iter().any(|l| l.contains("\"outputSchema\"")),
+        "the server declared output schemas that the client was not shown"
+    );
     assert_no_intent_upstream(&up_in, 3);
 
     // A small read: the server's message, unchanged.
@@ -527,6 +533,7 @@ fn mcp_proxy_speaks_the_2026_07_28_revision() {
 
     assert_eq!(out["protocol"], "2026-07-28");
     assert_intent_everywhere(&out["tools"]);
+    assert!(lines(&up_out).iter().any(|l| l.contains("\"outputSchema\"")));
     assert_no_intent_upstream(&up_in, 3);
     let sent = lines(&up_in);
     assert!(

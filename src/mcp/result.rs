@@ -9,9 +9,11 @@
 //!   `outputSchema` to send both; server-filesystem sends `{"content": <the text>}`) is counted
 //!   once; other structured content is counted as JSON text beside the blocks.
 //! - `isError`, `_meta`, `resultType` and any other field are kept. A tool with an
-//!   `outputSchema` keeps its `structuredContent` (a validating client requires it), with each
-//!   repeated string replaced by the summary, the pointer or the blob's description; without
-//!   one, repeated structured content is dropped from a guarded result.
+//!   `outputSchema` keeps a `structuredContent` that repeats the content, with each repeated
+//!   string replaced by the summary, the pointer or the blob's description; without one,
+//!   repeated structured content is dropped from a guarded result. Other structured content
+//!   of a summarized result is dropped in either case (the summary covers it, and the proxy
+//!   does not show clients the `outputSchema` that would require it: [`super::tools::add_intent`]).
 
 use std::path::Path;
 
@@ -404,8 +406,7 @@ pub fn build(
                 obj.remove("structuredContent");
             }
         }
-        (Structured::Extra(_), true) => {}
-        (Structured::Extra(_), false) => {
+        (Structured::Extra(_), _) => {
             if summarized {
                 obj.remove("structuredContent");
             }
@@ -503,6 +504,23 @@ mod tests {
         // Without an outputSchema the repetition is dropped.
         let out = build(&r, &p, Some(&s), &[], d.path(), ToolInfo::default(), "t");
         assert!(out.get("structuredContent").is_none());
+        // Structured content of its own (not the text again) is summarized with the text and
+        // dropped, schema or not: the summary stands for it.
+        let rows: Vec<Value> = (0..200)
+            .map(|i| json!({"id": i, "state": "ok", "note": "x".repeat(40)}))
+            .collect();
+        let r = json!({"content": [{"type": "text", "text": "see rows"}],
+                       "structuredContent": {"rows": rows}});
+        let p = split(&r).unwrap();
+        assert!(matches!(p.structured, Structured::Extra(_)));
+        for info in [info, ToolInfo::default()] {
+            let out = build(&r, &p, Some(&s), &[], d.path(), info, "t");
+            assert!(out.get("structuredContent").is_none(), "{info:?}");
+            assert!(out["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("Full response saved to:"));
+        }
     }
 
     #[test]

@@ -21,17 +21,22 @@ pub const ASK_TOOL: &str = "toolsum_ask";
 /// What the proxy remembers of one upstream tool from `tools/list`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ToolInfo {
-    /// The tool declares an `outputSchema`, so a validating client needs its
-    /// `structuredContent` (a guarded result keeps it, its repeated strings shortened).
+    /// The upstream tool declares an `outputSchema` (the client is not shown it: see
+    /// [`add_intent`]). A guarded result whose `structuredContent` only repeats the text keeps
+    /// that shape, its repeated strings shortened.
     pub has_output_schema: bool,
     /// The upstream schema declares `_intent` itself: it is neither added nor stripped.
     pub own_intent: bool,
 }
 
 /// Adds [`INTENT`] (a required string) to the `inputSchema` of every tool of a `tools/list`
-/// result, records each tool in `tools`, and, when `add_ask`, appends [`ask_tool`] unless the
-/// server has a tool of that name. A result without a `tools` array is left as it is.
-/// Returns whether anything changed.
+/// result, removes its `outputSchema`, records each tool in `tools`, and, when `add_ask`,
+/// appends [`ask_tool`] unless the server has a tool of that name. A result without a `tools`
+/// array is left as it is. Returns whether anything changed.
+///
+/// The `outputSchema` goes because a guarded result replaces structured content that the
+/// schema describes by a summary: a client that validates (the MCP TypeScript SDK's does)
+/// would reject a result without it and the agent would get an error instead of the summary.
 pub fn add_intent(
     result: &mut Value,
     tools: &mut HashMap<String, ToolInfo>,
@@ -54,6 +59,7 @@ pub fn add_intent(
             has_output_schema: t.get("outputSchema").is_some_and(|s| !s.is_null()),
             own_intent: false,
         };
+        changed |= t.remove("outputSchema").is_some();
         let schema = t
             .entry("inputSchema")
             .or_insert_with(|| json!({"type": "object"}));
@@ -168,6 +174,7 @@ mod tests {
             "integer"
         );
         assert!(tools["mine"].own_intent && tools["mine"].has_output_schema);
+        assert!(list[3].get("outputSchema").is_none(), "not shown to the client");
         assert!(!tools["echo"].own_intent && !tools["echo"].has_output_schema);
         assert_eq!(list[4]["name"], ASK_TOOL);
         assert_eq!(

@@ -33,6 +33,7 @@ def tools_seen(listed):
             .get("properties", {})
             .get("_intent", {})
             .get("description"),
+            "output_schema": t.output_schema is not None,
         }
         for t in listed.tools
     ]
