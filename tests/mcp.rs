@@ -302,7 +302,9 @@ fn mcp_proxy_guards_filesystem_reads_and_answers_toolsum_ask() {
 
     assert_intent_everywhere(&out["tools"]);
     assert!(
-        lines(&up_out).iter().any(|l| l.contains("\"outputSchema\"")),
+        lines(&up_out)
+            .iter()
+            .any(|l| l.contains("\"outputSchema\"")),
         "the server declared output schemas that the client was not shown"
     );
     assert_no_intent_upstream(&up_in, 3);
@@ -533,7 +535,9 @@ fn mcp_proxy_speaks_the_2026_07_28_revision() {
 
     assert_eq!(out["protocol"], "2026-07-28");
     assert_intent_everywhere(&out["tools"]);
-    assert!(lines(&up_out).iter().any(|l| l.contains("\"outputSchema\"")));
+    assert!(lines(&up_out)
+        .iter()
+        .any(|l| l.contains("\"outputSchema\"")));
     assert_no_intent_upstream(&up_in, 3);
     let sent = lines(&up_in);
     assert!(

@@ -174,7 +174,10 @@ mod tests {
             "integer"
         );
         assert!(tools["mine"].own_intent && tools["mine"].has_output_schema);
-        assert!(list[3].get("outputSchema").is_none(), "not shown to the client");
+        assert!(
+            list[3].get("outputSchema").is_none(),
+            "not shown to the client"
+        );
         assert!(!tools["echo"].own_intent && !tools["echo"].has_output_schema);
         assert_eq!(list[4]["name"], ASK_TOOL);
         assert_eq!(

@@ -5,7 +5,7 @@
 
 use super::rank::bm25;
 use super::text::{normalise, reduce_lines};
-use super::units::{pretty_style, written_in};
+use super::units::{pretty_style, table_columns, written_in};
 use super::{count, derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -221,6 +221,35 @@ fn find_records<'a>(
             for (k, x) in m {
                 path.push(k.clone());
                 find_records(x, path, best, depth + 1);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The longest table of rows (arrays of scalars of one width, [`table_columns`]) within three
+/// object levels of `v`: its key path, its rows (header included), its column names and its
+/// first data row.
+#[allow(clippy::type_complexity)]
+fn find_grid(
+    v: &Value,
+    parent: Option<&Map<String, Value>>,
+    path: &mut Vec<String>,
+    best: &mut Option<(Vec<String>, usize, Vec<String>, usize)>,
+    depth: usize,
+) {
+    match v {
+        Value::Array(a) if best.as_ref().is_none_or(|b| a.len() > b.1) => {
+            let key = path.last().map_or("", String::as_str);
+            if let Some((names, first)) = table_columns(parent, a, key) {
+                *best = Some((path.clone(), a.len(), names, first));
+            }
+        }
+        Value::Object(m) if depth < 3 => {
+            for (k, x) in m {
+                path.push(k.clone());
+                find_grid(x, Some(m), path, best, depth + 1);
                 path.pop();
             }
         }
@@ -477,6 +506,46 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
 
     let mut best = None;
     find_records(v, &mut Vec::new(), &mut best, 0);
+    // A table of rows (arrays) longer than any array of objects is what the document holds.
+    let mut grid = None;
+    find_grid(v, None, &mut Vec::new(), &mut grid, 0);
+    if let Some((path, rows, names, first)) =
+        grid.filter(|g| best.as_ref().is_none_or(|(_, b)| g.1 > b.len()))
+    {
+        let label = if path.is_empty() {
+            "top-level array".to_string()
+        } else {
+            format!("array {}", jq_path(&path))
+        };
+        let data = rows.saturating_sub(first);
+        let header = if first > 0 {
+            "; the first row is the header"
+        } else {
+            ""
+        };
+        f.push(
+            format!(
+                "{label}: a table of {} rows of {} columns ({}){header}",
+                count(data),
+                count(names.len()),
+                names.join(", ")
+            ),
+            MUST,
+        );
+        status = format!("JSON table of {} rows at {label}.", count(data));
+        next_action =
+            format!(
+            "Filter the rows at {}[] with jq (a row is an array, its columns in the order above).",
+            if path.is_empty() { String::new() } else { jq_path(&path) }
+        );
+        return Reduction {
+            kind: Kind::Json,
+            items: f.items,
+            status,
+            failed,
+            next_action,
+        };
+    }
     let mut n_fail = 0;
     if let Some((path, arr)) = best {
         let offs = arrays.get(&path);

@@ -20,7 +20,7 @@ mod json;
 mod rows;
 
 use json::{json_after_preamble, json_doc, ndjson};
-pub(crate) use json::{pretty_style, written_in};
+pub(crate) use json::{pretty_style, table_columns, written_in};
 use rows::{aligned_runs, csv, table, table_runs};
 
 /// A line as a unit keeps it: normalised as [`super::show_line`] does (trailing space, runs of

@@ -906,3 +906,43 @@ fn a_document_of_records_is_not_quoted_leaf_by_leaf() {
         .count();
     assert_eq!(leaves, 0, "{}", s.text);
 }
+
+#[test]
+fn a_table_of_rows_is_read_by_its_columns() {
+    // An SQL-over-HTTP answer: column names beside rows written as arrays.
+    let mut rows = Vec::new();
+    for i in 1..=400u32 {
+        let state = if i == 287 { "suspended" } else { "active" };
+        let ms = if i == 133 { 9875 } else { 20 + (i * 37) % 300 };
+        rows.push(format!("    [{i}, \"acct_{i:05}\", \"{state}\", {ms}]"));
+    }
+    let text = format!(
+        "{{\n  \"columns\": [{{\"name\": \"id\"}}, {{\"name\": \"account\"}}, {{\"name\": \"state\"}}, {{\"name\": \"latency_ms\"}}],\n  \"rows\": [\n{}\n  ]\n}}\n",
+        rows.join(",\n")
+    );
+    let s = run(
+        &text,
+        None,
+        Some("Which account is not active, and which request was the slowest?"),
+    );
+    assert_keeps(
+        &s,
+        &[
+            "a table of ×400 rows of 4 columns (id, account, state, latency_ms)",
+            "[287, \"acct_00287\", \"suspended\",",
+            "[133, \"acct_00133\", \"active\", 9875]",
+        ],
+    );
+    // The same table as a spreadsheet's values, its first row the header.
+    let mut sheet = vec!["[\"id\", \"account\", \"state\", \"latency_ms\"]".to_string()];
+    sheet.extend(rows.iter().map(|r| r.trim().to_string()));
+    let text = format!("{{\"values\": [\n{}\n]}}\n", sheet.join(",\n"));
+    let s = run(&text, None, Some("Which request was the slowest?"));
+    assert_keeps(
+        &s,
+        &[
+            "the first row is the header",
+            "[133, \"acct_00133\", \"active\", 9875]",
+        ],
+    );
+}

@@ -6,9 +6,22 @@ use serde_json::Value;
 
 use super::{keep_line, line_starts, parts, Builder, UnitKind, LONG_LINE_BYTES, MAX_UNITS};
 
+mod grid;
 mod leaves;
 
 pub(crate) use leaves::{pretty_style, written_in};
+
+/// Array `a` read as a table of rows (arrays of scalars of one width), the member `key` of
+/// object `parent`, whose other members may name its columns: the column names and the index
+/// of its first data row ([`grid::shape`]); `None` when it is not a table.
+pub(crate) fn table_columns(
+    parent: Option<&serde_json::Map<String, Value>>,
+    a: &[Value],
+    key: &str,
+) -> Option<(Vec<String>, usize)> {
+    let hint = parent.and_then(grid::sibling_header);
+    grid::shape(a, hint.as_deref(), key)
+}
 
 use leaves::{
     flat_leaves, has_records, pairs, plain, render_record, scalar, small_object_array, Leaf,
@@ -83,6 +96,8 @@ struct JsonWalk<'t> {
     covered: std::collections::HashSet<String>,
     /// The naming pair of the outermost record being walked (see [`super::Unit::parent`]).
     outer: Option<String>,
+    /// Column names that a sibling member gives the array walked next ([`grid::sibling_header`]).
+    header: Option<Vec<String>>,
 }
 
 impl<'t> JsonWalk<'t> {
@@ -97,6 +112,7 @@ impl<'t> JsonWalk<'t> {
             in_record: false,
             covered: Default::default(),
             outer: None,
+            header: None,
         }
     }
 
@@ -198,6 +214,11 @@ impl<'t> JsonWalk<'t> {
                         .push((line, path.to_string(), render_record(&leaves, self.pretty)));
                 }
                 let n = m.len();
+                let hint = if self.in_record {
+                    None
+                } else {
+                    grid::sibling_header(m)
+                };
                 for (i, (k, x)) in m.iter().enumerate() {
                     let p = if path.is_empty() {
                         k.clone()
@@ -219,11 +240,15 @@ impl<'t> JsonWalk<'t> {
                             let f = b.field(&p);
                             b.units[u].fields.push((f, plain(x)));
                         }
-                        _ => self.walk(b, x, &p, depth + 1),
+                        _ => {
+                            self.header = if x.is_array() { hint.clone() } else { None };
+                            self.walk(b, x, &p, depth + 1)
+                        }
                     }
                 }
             }
             Value::Array(a) => {
+                let hint = self.header.take();
                 let objects = a.iter().filter(|x| x.is_object()).count();
                 let p = format!("{path}[]");
                 // A small list of objects a record already holds as pairs
@@ -237,6 +262,12 @@ impl<'t> JsonWalk<'t> {
                     && first_key.is_some_and(|k| self.covered.contains(&format!("{p}.{k}")))
                 {
                     return;
+                }
+                if !self.in_record {
+                    let key = path.rsplit('.').next().unwrap_or("").trim_end_matches("[]");
+                    if let Some((names, first)) = grid::shape(a, hint.as_deref(), key) {
+                        return self.grid(b, a, &names, first, &p);
+                    }
                 }
                 // Inside a record, an array of objects is records however short (each
                 // record's copy of it is one of many).
