@@ -255,6 +255,59 @@ fn expected_of(name: &str) -> &'static str {
         .map_or("a valid value", |(_, _, e)| e)
 }
 
+/// `TOOLSUM_*` variables read outside [`KEYS`]: the config file's path, the backend's key,
+/// logging and debugging, model fetching, the engine's kernels, and the test and bench
+/// scripts' settings.
+pub const OTHER_ENV: &[&str] = &[
+    "TOOLSUM_CONFIG",
+    "TOOLSUM_BACKEND_API_KEY",
+    "TOOLSUM_LOG",
+    "TOOLSUM_DEBUG_SELECT",
+    "TOOLSUM_WHEELHOUSE",
+    "TOOLSUM_PYTHON",
+    "TOOLSUM_PYPI_SIMPLE",
+    "TOOLSUM_KERNELS",
+    "TOOLSUM_HUGE_PAGES",
+    "TOOLSUM_CUDA_DIR",
+    "TOOLSUM_CUDA_COMPUTE_CAP",
+    "TOOLSUM_BIN",
+    "TOOLSUM_LLAMA_SERVER",
+    "TOOLSUM_CORPUS",
+    "TOOLSUM_DUMP",
+];
+
+/// Prefixes of `TOOLSUM_*` variables that the bench and test scripts read.
+const OTHER_ENV_PREFIXES: &[&str] = &["TOOLSUM_BENCH_", "TOOLSUM_TEST_", "TOOLSUM_BIN_"];
+
+/// A warning for each of `names` that starts with `TOOLSUM_` but is no variable toolsum
+/// reads (a typo such as `TOOLSUM_TOKENLIMIT` would otherwise be ignored in silence), naming
+/// the closest known one within 2 edits.
+pub fn unknown_env<I: IntoIterator<Item = String>>(names: I) -> Vec<String> {
+    let known = || {
+        KEYS.iter()
+            .map(|(_, v, _)| *v)
+            .chain(OTHER_ENV.iter().copied())
+    };
+    let mut out: Vec<String> = names
+        .into_iter()
+        .filter(|n| n.starts_with("TOOLSUM_"))
+        .filter(|n| {
+            !known().any(|k| k == n) && !OTHER_ENV_PREFIXES.iter().any(|p| n.starts_with(p))
+        })
+        .map(|n| {
+            let hint = known()
+                .map(|k| (strsim::levenshtein(&n, k), k))
+                .filter(|(d, _)| *d <= 2)
+                .min()
+                .map(|(_, k)| format!(" (did you mean {k}?)"))
+                .unwrap_or_default();
+            format!("unknown environment variable {n}{hint}; it is ignored")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// ` (did you mean `k`?)` for the known key closest to `key`, when one is within 2 edits.
 fn did_you_mean(key: &str) -> String {
     KEYS.iter()
@@ -967,6 +1020,27 @@ mod tests {
         assert_eq!(errs.len(), 1);
         assert_eq!(c.limits.token_limit, Limits::default().token_limit);
         assert_eq!(c.limits.model_ms, 9);
+    }
+
+    #[test]
+    fn an_unknown_toolsum_variable_is_named_with_the_closest_known_one() {
+        let names = [
+            "TOOLSUM_TOKENLIMIT",
+            "TOOLSUM_TOKEN_LIMIT",
+            "TOOLSUM_CONFIG",
+            "TOOLSUM_BENCH_REPS",
+            "TOOLSUM_FROBNICATE",
+            "PATH",
+        ]
+        .map(String::from);
+        let w = unknown_env(names);
+        assert_eq!(
+            w,
+            [
+                "unknown environment variable TOOLSUM_FROBNICATE; it is ignored",
+                "unknown environment variable TOOLSUM_TOKENLIMIT (did you mean TOOLSUM_TOKEN_LIMIT?); it is ignored",
+            ]
+        );
     }
 
     #[test]

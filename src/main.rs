@@ -331,6 +331,10 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
+    let names = std::env::vars_os().filter_map(|(k, _)| k.into_string().ok());
+    for w in toolsum::config::unknown_env(names) {
+        eprintln!("toolsum: warning: {w}");
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
