@@ -154,6 +154,9 @@ const NEAR_LINES: usize = 64;
 const KIND_RENDERED_MAX: usize = 600;
 /// Shortest text checked for being quoted inside another excerpt.
 const MIN_QUOTED: usize = 12;
+/// Shortest `"key": value` pair (bytes) that makes two renderings of records anchored a line
+/// apart one record ([`Seen::has`]): an id or a name, not `"type": "x"`.
+const MIN_SAME_PAIR: usize = 32;
 
 impl Seen {
     fn has(&self, it: &Item) -> bool {
@@ -219,6 +222,30 @@ impl Seen {
             .any(|p| p.chars().any(|c| c.is_ascii_digit()) && !is_shown(p));
         if parts.len() >= 2 && shown * 2 >= parts.len() && !new_number {
             return true;
+        }
+        // The same record rendered by another channel, anchored at its brace or at its first
+        // key a line apart: a long pair of it (its id) and half its pairs already shown there.
+        let near: Vec<&str> = self
+            .all
+            .iter()
+            .filter(|(l, _)| l.is_some_and(|l| l != line && l.abs_diff(line) <= 1))
+            .map(|(_, t)| t.as_str())
+            .collect();
+        if !near.is_empty() {
+            let pairs: Vec<&str> = core
+                .split([',', '…', '{', '}'])
+                .map(str::trim)
+                .filter(|p| p.starts_with('"') && p.contains("\": "))
+                .collect();
+            for t in near {
+                let shared = pairs.iter().filter(|p| t.contains(**p)).count();
+                let id = pairs
+                    .iter()
+                    .any(|p| p.len() >= MIN_SAME_PAIR && t.contains(*p));
+                if pairs.len() >= 2 && id && shared * 2 >= pairs.len() {
+                    return true;
+                }
+            }
         }
         // A line quoted whole inside an excerpt of the lines around it, or inside a fact.
         let whole = core.trim();

@@ -102,6 +102,30 @@ fn musts_always_and_duplicates_once() {
 }
 
 #[test]
+fn one_record_rendered_by_two_channels_a_line_apart_is_shown_once() {
+    // The kind reducer anchors a record at its brace, the units at its first key.
+    let id = "\"id\": \"vulnerability--8323404c-1fdd-4272-822b-829f85556c53\"";
+    let kind = format!("{{\"type\": \"vulnerability\" … {id} … \"name\": \"CVE-2011-3544\"}}");
+    let unit = format!(
+        "\"type\": \"vulnerability\", \"spec_version\": \"2.1\", {id}, … \"name\": \"CVE-2011-3544\""
+    );
+    // Another record's rendering that shares one long pair (a title) with it, and shows more.
+    let other = format!(
+        "\"url\": \"https://example.com/pulls/8031\", \"number\": 8031, \"state\": \"open\", {id}"
+    );
+    let c = vec![
+        cand(Channel::Kind, 10, &kind, 2.0, None),
+        cand(Channel::Relevance, 11, &unit, 1.0, None),
+        cand(Channel::Relevance, 9, &other, 0.9, None),
+    ];
+    let out = select(c, 400, &Bytes, &Policy::default());
+    let texts: Vec<&str> = out.iter().map(|i| i.text.as_str()).collect();
+    assert!(texts.contains(&kind.as_str()), "{texts:?}");
+    assert!(!texts.contains(&unit.as_str()), "{texts:?}");
+    assert!(texts.contains(&other.as_str()), "{texts:?}");
+}
+
+#[test]
 fn an_excerpt_holding_a_short_one_of_its_line_still_shows_more() {
     // A one-line document: a leaf of line 1 is taken first; the excerpt of line 1 that holds
     // it and much more is no copy of it. A part holding most of a taken one is.
