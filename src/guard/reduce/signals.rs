@@ -178,6 +178,21 @@ const TAIL_UNITS: usize = 6;
 const MIN_STREAM_UNITS: usize = 12;
 /// Lines at each end of a nested text with a position score.
 const STREAM_ENDS: usize = 2;
+/// Least share (tenths) of a field's values that are numbers for the field to have extremes
+/// (placeholders such as `null` or `-` not counted). At 5 the same dev total; 8 was chosen
+/// first.
+const MIN_NUMERIC_TENTHS: usize = 8;
+
+/// A value that stands for none: empty, `null`, `-`, `N/A`, `<none>`, `none`, `nan`.
+fn placeholder(v: &str) -> bool {
+    let v = v.trim();
+    v.is_empty()
+        || [
+            "null", "-", "--", "n/a", "na", "<none>", "none", "nan", "<nil>", "nil",
+        ]
+        .iter()
+        .any(|p| v.eq_ignore_ascii_case(p))
+}
 /// Extremes kept per numeric field.
 const TOP_EXTREMES: usize = 3;
 /// Extremes kept per numeric field when the intent asks for a ranking ("the top five").
@@ -429,15 +444,21 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     // A unit written again word for word (a report's row in two of its tables) is one value,
     // not the first and the second largest.
     let mut written: std::collections::HashSet<(usize, &[(usize, String)])> = Default::default();
+    // Values per field, numbers or not: a field whose values are mostly not numbers (package
+    // versions `1.1.1d-0+deb10u4`, with a date-like `20180224.1` among them) is no measure.
+    let mut values = vec![0usize; u.fields.len()];
     for (i, unit) in u.units.iter().enumerate() {
         for (f, v) in &unit.fields {
+            if placeholder(v) || !written.insert((*f, unit.fields.as_slice())) {
+                continue;
+            }
+            values[*f] += 1;
             if let Some(x) = number(v) {
-                if written.insert((*f, unit.fields.as_slice())) {
-                    by_field.entry(*f).or_default().push((x, i));
-                }
+                by_field.entry(*f).or_default().push((x, i));
             }
         }
     }
+    by_field.retain(|f, vals| vals.len() * 10 >= values[*f] * MIN_NUMERIC_TENTHS);
     let mut ranked: Vec<RankedField> = Vec::new();
     // Both ends when the intent asks for both ("the most subscribers and the fewest").
     let both = asks.least && asks.most;

@@ -122,6 +122,38 @@ fn ids_and_clocks_have_no_extremes() {
 }
 
 #[test]
+fn a_field_of_mostly_words_has_no_extremes_and_placeholders_do_not_count() {
+    // Package versions: a third of them read as numbers (dates), the rest do not.
+    let mut text = String::from("name,versionInfo,size\n");
+    for i in 0..30 {
+        let version = if i % 3 == 1 {
+            format!("2018{:04}.1", (i * 7919) % 10000)
+        } else {
+            format!("1.{i}.1d-0+deb10u4")
+        };
+        // Sizes: mostly `-` (not measured), some numbers, one far the largest.
+        let size = match i {
+            3 => "99000".to_string(),
+            _ if i % 3 == 0 => format!("{}", 100 + i),
+            _ => "-".to_string(),
+        };
+        text.push_str(&format!("pkg{i},{version},{size}\n"));
+    }
+    let u = build(&text, Kind::Csv);
+    let s = score_q(&u, &Query::new("which package is largest?"));
+    let why: Vec<&String> = s.ext_why.values().collect();
+    assert!(why.iter().all(|w| !w.contains("versionInfo")), "{why:?}");
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert!(
+        u.units[best].text.contains("99000"),
+        "{}",
+        u.units[best].text
+    );
+}
+
+#[test]
 fn small_summary_objects_become_facts() {
     let mut tests = Vec::new();
     for i in 0..50 {
