@@ -410,6 +410,23 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
 
     // Salience.
+    // A summary key that many objects of one parent have (each scanned package's
+    // `scanned_packages.<name>.version`) is a field of records keyed by name, not the
+    // output's summary. Counted by the path with its object's own key as `*`.
+    let last_key = |p: &str| {
+        let mut seg: Vec<&str> = p.split('.').collect();
+        if seg.len() >= 2 {
+            let k = seg.len() - 2;
+            seg[k] = "*";
+        }
+        seg.join(".").to_ascii_lowercase()
+    };
+    let mut summary_keys: HashMap<String, usize> = HashMap::new();
+    for unit in &u.units {
+        if unit.kind == UnitKind::Leaf && summary_key(&unit.context) {
+            *summary_keys.entry(last_key(&unit.context)).or_default() += 1;
+        }
+    }
     for (i, unit) in u.units.iter().enumerate() {
         let text = clip_str(&unit.text, 400);
         let mut v: f64 = match unit.sev {
@@ -425,6 +442,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         if unit.kind == UnitKind::Leaf
             && summary_key(&unit.context)
             && unit.context.matches('.').count() < SUMMARY_DEPTH
+            && summary_keys[&last_key(&unit.context)] <= MAX_SUMMARY_LEAVES
         {
             v = v.max(0.6);
         }
@@ -643,6 +661,9 @@ type Series = Vec<(f64, usize)>;
 
 /// Most series one template slot is split into by the words at its other slots.
 const MAX_SLOT_SERIES: usize = 4;
+
+/// Most leaves with one summary key (`version`, `status`) for them to be summary leaves.
+const MAX_SUMMARY_LEAVES: usize = 3;
 
 /// Path segments below which a leaf with a summary key is no summary of the output.
 const SUMMARY_DEPTH: usize = 3;

@@ -154,6 +154,29 @@ fn a_field_of_mostly_words_has_no_extremes_and_placeholders_do_not_count() {
 }
 
 #[test]
+fn a_summary_key_on_every_record_of_a_map_is_no_summary() {
+    // `scanned_packages` maps names to records, each with its `version`; the report's own
+    // `version` at the top is its summary.
+    let mut pkgs = serde_json::Map::new();
+    for i in 0..12 {
+        pkgs.insert(
+            format!("pkg{i}"),
+            serde_json::json!({"name": format!("pkg{i}"), "version": format!("1.{i}")}),
+        );
+    }
+    let v =
+        serde_json::json!({"report": {"version": "2.0.0", "found": 4}, "scanned_packages": pkgs});
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    let u = build(&text, Kind::Json);
+    let s = score_q(&u, &Query::new("which packages are vulnerable?"));
+    let salient: Vec<&str> = (0..u.units.len())
+        .filter(|&i| s.sal[i] > 0.0)
+        .map(|i| u.units[i].text.as_str())
+        .collect();
+    assert_eq!(salient, ["\"version\": \"2.0.0\","], "{salient:?}");
+}
+
+#[test]
 fn small_summary_objects_become_facts() {
     let mut tests = Vec::new();
     for i in 0..50 {
