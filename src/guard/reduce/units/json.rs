@@ -219,6 +219,7 @@ impl<'t> JsonWalk<'t> {
                 } else {
                     grid::sibling_header(m)
                 };
+                let map = !self.in_record && map_of_records(m);
                 for (i, (k, x)) in m.iter().enumerate() {
                     let p = if path.is_empty() {
                         k.clone()
@@ -226,6 +227,12 @@ impl<'t> JsonWalk<'t> {
                         format!("{path}.{k}")
                     };
                     let line = self.line_of_key(k);
+                    // A map's member opens with its key, the line that names it.
+                    if map {
+                        let sep = if self.pretty { ": {" } else { ":{" };
+                        let shown = format!("{}{sep}", Value::String(k.clone()));
+                        b.push(line, keep_line(&shown), UnitKind::Line, p.clone());
+                    }
                     let comma = if i + 1 < n { "," } else { "" };
                     match x {
                         Value::String(s) if s.len() >= EMBEDDED_MIN || s.contains('\n') => {
@@ -484,6 +491,31 @@ impl<'t> JsonWalk<'t> {
             b.units[u].fields.push((f, s.to_string()));
         }
     }
+}
+
+/// Fewest members of an object for it to be a map of records ([`map_of_records`]).
+const MIN_MAP_RECORDS: usize = 5;
+
+/// Whether object `m` maps names to records (npm's `packages`, a coverage summary's files,
+/// an API's resources by name, a catalogue's messages by id): at least [`MIN_MAP_RECORDS`]
+/// members, every one a non-empty object, with one key most of them share (a shape, not a
+/// bag of sections).
+fn map_of_records(m: &serde_json::Map<String, Value>) -> bool {
+    if m.len() < MIN_MAP_RECORDS {
+        return false;
+    }
+    let mut freq: std::collections::HashMap<&str, usize> = Default::default();
+    for x in m.values() {
+        match x {
+            Value::Object(o) if !o.is_empty() => {
+                for k in o.keys() {
+                    *freq.entry(k.as_str()).or_default() += 1;
+                }
+            }
+            _ => return false,
+        }
+    }
+    freq.values().any(|&c| c * 5 >= m.len() * 4)
 }
 
 /// `s` as it is written inside a JSON string (quotes, backslashes and control characters

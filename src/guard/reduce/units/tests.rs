@@ -769,3 +769,31 @@ fn a_leaf_and_its_attribute_are_shown_once() {
         "<name>ge-0/0/2</name> <admin-status format=\"Enabled\">up</admin-status> <oper-status>down</oper-status>"
     );
 }
+
+#[test]
+fn a_map_of_records_names_each_member_by_its_key_line() {
+    let mut pkgs = serde_json::Map::new();
+    for name in ["a", "b", "core-js", "d", "e", "f"] {
+        pkgs.insert(
+            format!("node_modules/{name}"),
+            serde_json::json!({"version": "1.0.0", "license": "MIT"}),
+        );
+    }
+    let text = serde_json::to_string_pretty(&serde_json::json!({"packages": pkgs})).unwrap();
+    let u = build(&text, Kind::Json);
+    let keyed: Vec<(usize, &str)> = u
+        .units
+        .iter()
+        .filter(|x| x.kind == UnitKind::Line)
+        .map(|x| (x.line, x.text.as_str()))
+        .collect();
+    assert_eq!(keyed.len(), 6, "{keyed:?}");
+    let lines: Vec<&str> = text.lines().collect();
+    let (line, shown) = keyed[2];
+    assert_eq!(shown, "\"node_modules/core-js\": {");
+    assert_eq!(lines[line - 1].trim(), shown, "anchored on its own line");
+    // Sections of a document are no map: no key lines.
+    let doc = serde_json::json!({"a": {"x": 1}, "b": {"y": 2}, "c": {"z": 3}, "d": {"w": 4}, "e": {"v": 5}});
+    let u = build(&serde_json::to_string_pretty(&doc).unwrap(), Kind::Json);
+    assert!(u.units.iter().all(|x| x.kind != UnitKind::Line));
+}
