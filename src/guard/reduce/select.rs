@@ -247,13 +247,16 @@ impl Seen {
                 }
             }
         }
-        // A line quoted whole inside an excerpt of the lines around it, or inside a fact.
+        // A line quoted whole inside an excerpt of the lines around it, or inside a fact; an
+        // error line whose very text was taken anywhere (a failure listed again in the final
+        // report): another error says more than the same one twice.
         let whole = core.trim();
+        let error = it.section == super::Section::Errors;
         whole.len() >= MIN_QUOTED
-            && self
-                .all
-                .iter()
-                .any(|(l, t)| l.is_none_or(|l| l.abs_diff(line) <= NEAR_LINES) && t.contains(whole))
+            && self.all.iter().any(|(l, t)| {
+                l.is_none_or(|l| l.abs_diff(line) <= NEAR_LINES) && t.contains(whole)
+                    || error && t.trim() == whole
+            })
     }
 
     /// [`Seen::add`] for an item of the kind reducer's core.

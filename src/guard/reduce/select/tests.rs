@@ -126,6 +126,49 @@ fn one_record_rendered_by_two_channels_a_line_apart_is_shown_once() {
 }
 
 #[test]
+fn an_error_line_listed_again_far_below_is_not_shown_twice() {
+    // A test log names a failure where it happens and again in its final report.
+    let fail = "FAILED: java/net/MulticastSocket/Promiscuous.java";
+    let err = |line: usize, text: &str, score: f64| Cand {
+        item: Item::line(Section::Errors, line, text, score),
+        channel: Channel::Errors,
+        score,
+        group: None,
+        rel: 0.5,
+    };
+    let c = vec![
+        err(2167, fail, 3.0),
+        err(6031, fail, 2.0),
+        err(
+            6033,
+            "FAILED: java/net/MulticastSocket/SetLoopbackModeIPv4.java",
+            1.0,
+        ),
+    ];
+    let out = select(c, 400, &Bytes, &Policy::default());
+    let lines: Vec<Option<usize>> = out.iter().map(|i| i.line).collect();
+    assert_eq!(lines, [Some(2167), Some(6033)], "{out:?}");
+    // Evidence lines of the same text in different blocks (each interface's counters) stay.
+    let c = vec![
+        cand(
+            Channel::Relevance,
+            10,
+            "0 runts, 0 giants, 0 throttles",
+            1.0,
+            None,
+        ),
+        cand(
+            Channel::Relevance,
+            400,
+            "0 runts, 0 giants, 0 throttles",
+            0.9,
+            None,
+        ),
+    ];
+    assert_eq!(select(c, 400, &Bytes, &Policy::default()).len(), 2);
+}
+
+#[test]
 fn an_excerpt_holding_a_short_one_of_its_line_still_shows_more() {
     // A one-line document: a leaf of line 1 is taken first; the excerpt of line 1 that holds
     // it and much more is no copy of it. A part holding most of a taken one is.
