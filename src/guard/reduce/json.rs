@@ -228,15 +228,17 @@ fn find_records<'a>(
     }
 }
 
+/// A table of rows found in a document: its key path, its rows (header included), its column
+/// names and the index of its first data row.
+type Grid = (Vec<String>, usize, Vec<String>, usize);
+
 /// The longest table of rows (arrays of scalars of one width, [`table_columns`]) within three
-/// object levels of `v`: its key path, its rows (header included), its column names and its
-/// first data row.
-#[allow(clippy::type_complexity)]
+/// object levels of `v` ([`Grid`]).
 fn find_grid(
     v: &Value,
     parent: Option<&Map<String, Value>>,
     path: &mut Vec<String>,
-    best: &mut Option<(Vec<String>, usize, Vec<String>, usize)>,
+    best: &mut Option<Grid>,
     depth: usize,
 ) {
     match v {

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::leaves::{plain, scalar};
-use super::{Builder, JsonWalk, UnitKind, MIN_RECORDS};
+use super::{Builder, JsonWalk, UnitKind, MAX_UNITS, MIN_RECORDS};
 use crate::guard::reduce::units::keep_line;
 
 /// Keys (compared in lower case) of a member that names the columns of a rows array beside it:
@@ -112,6 +112,10 @@ impl JsonWalk<'_> {
         path: &str,
     ) {
         for (i, row) in a.iter().enumerate() {
+            // As many rows as a delimited table's ([`MAX_UNITS`]): the rest are in the file.
+            if b.units.len() >= MAX_UNITS {
+                break;
+            }
             let Some(cells) = row.as_array() else {
                 continue;
             };
@@ -196,7 +200,7 @@ mod tests {
 
 #[cfg(test)]
 mod walk_tests {
-    use crate::guard::reduce::units::{build, UnitKind};
+    use crate::guard::reduce::units::{build, UnitKind, MAX_UNITS};
     use crate::guard::reduce::Kind;
 
     #[test]
@@ -219,5 +223,16 @@ mod walk_tests {
             .collect();
         assert_eq!(named, [("id", "2"), ("state", "down"), ("ms", "950")]);
         assert_eq!(recs[1].render_pairs(&[1, 2]), r#"… "down", 950"#);
+    }
+
+    #[test]
+    fn a_table_longer_than_the_unit_cap_stops_at_it() {
+        let rows: Vec<String> = (0..MAX_UNITS + 10)
+            .map(|i| format!("[{i},{}]", i % 7))
+            .collect();
+        let text = format!("{{\"rows\":[{}]}}", rows.join(","));
+        let u = build(&text, Kind::Json);
+        assert_eq!(u.units.len(), MAX_UNITS);
+        assert_eq!(u.units[0].text, "[0,0]");
     }
 }
