@@ -681,4 +681,6 @@ const KIND_CORE_SHARE_SPECIFIC: f64 = 0.6;
 const FIRST_BORROW_DIVISOR: usize = 6;
 
 #[cfg(test)]
+mod focus_tests;
+#[cfg(test)]
 mod tests;

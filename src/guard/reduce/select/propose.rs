@@ -250,17 +250,22 @@ fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query
     keep.sort_unstable();
     let mut bridged = Vec::new();
     for w in keep.windows(2) {
-        let k = w[0] + 1;
-        if w[1] == k + 1
-            && !heads.contains_key(&w[0])
-            && unit.pairs[k].len() <= BRIDGE_BYTES
-            && !unit.pairs[k].contains(CUT_MARK)
+        // The pairs between two kept ones: one pair, or one pair written for a leaf and
+        // each of its attributes (an XML element's text and `format="..."`).
+        let gap = w[0] + 1..w[1];
+        let k = gap.start;
+        if gap.is_empty()
+            || heads.contains_key(&w[0])
+            || gap.clone().any(|j| unit.pairs[j] != unit.pairs[k])
+            || !bridges(&unit.pairs[k], unit.fields.get(k).map(|f| f.1.as_str()))
+            || unit.pairs[k].contains(CUT_MARK)
         {
-            let len = unit.pairs[k].len() + 2;
-            if bytes + len <= FOCUS_BYTES + FOCUS_BYTES / 5 {
-                bytes += len;
-                bridged.push(k);
-            }
+            continue;
+        }
+        let len = unit.pairs[k].len() + 2;
+        if bytes + len <= FOCUS_BYTES + FOCUS_BYTES / 5 {
+            bytes += len;
+            bridged.extend(gap);
         }
     }
     keep.extend(bridged);
@@ -299,6 +304,14 @@ const SEVERE_PAIR: f64 = 3.0;
 
 /// Longest pair (bytes) kept to join the two kept pairs around it into one run.
 const BRIDGE_BYTES: usize = 40;
+
+/// True for a pair short enough to bridge two kept ones: at most [`BRIDGE_BYTES`], or a short
+/// value whose markup (an XML element's tags and attributes written twice) makes the pair long:
+/// `<admin-status format="Enabled">up</admin-status>`.
+fn bridges(pair: &str, value: Option<&str>) -> bool {
+    pair.len() <= BRIDGE_BYTES
+        || pair.len() <= 2 * BRIDGE_BYTES && value.is_some_and(|v| v.len() <= BRIDGE_BYTES / 4)
+}
 
 /// Fewest bytes of room worth showing the head of a long pair in.
 const MIN_HEAD_BYTES: usize = 48;
