@@ -337,8 +337,9 @@ pub fn build(text: &str, kind: Kind) -> Units {
         if structured {
             break;
         }
-        // Markup only when the text starts as markup.
-        if k == 1 && !head.starts_with('<') {
+        // Markup only when the text starts as markup, or declares itself after a short
+        // preamble (the `$ airport --scan --xml` command line it was printed by).
+        if k == 1 && !head.starts_with('<') && !declared_markup(head) {
             continue;
         }
         b.units.clear();
@@ -392,6 +393,19 @@ fn html_blocks(b: &mut Builder, text: &str) {
             rest = &body[end..];
         }
     }
+}
+
+/// Lines of preamble (a command line, a banner) before an XML declaration that still make the
+/// text an XML document.
+const MAX_MARKUP_PREAMBLE_LINES: usize = 3;
+
+/// True when one of the first lines after a short preamble is an XML declaration or a
+/// document type (`<?xml version=...`, `<!DOCTYPE plist ...`).
+fn declared_markup(head: &str) -> bool {
+    head.lines().take(MAX_MARKUP_PREAMBLE_LINES + 1).any(|l| {
+        let l = l.trim_start();
+        l.starts_with("<?xml") || l.starts_with("<!DOCTYPE")
+    })
 }
 
 /// An XML document ([`super::xmlunits`]).

@@ -20,12 +20,27 @@ const MAX_SINGLE_LEAVES: usize = 24;
 /// Most elements read (a bound on the cost of huge documents).
 const MAX_ELEMENTS: usize = 400_000;
 
-/// A leaf child of an element: `<name attr="…">value</name>` or `<name attr="…"/>`.
+/// A leaf child of an element: `<name attr="…">value</name>` or `<name attr="…"/>`; or a
+/// property list's `<key>name</key>` and the leaf after it, one leaf named by the key.
 struct Leaf {
     name: String,
     value: String,
     attrs: Vec<(String, String)>,
     span: (usize, usize),
+    /// The span of the `<key>` element naming this leaf, when a key names it.
+    key_span: Option<(usize, usize)>,
+}
+
+impl Leaf {
+    /// The leaf as the file writes it, on one line: a key and its value joined by a space, a
+    /// value written over several lines (`<data>` of base64) joined by spaces.
+    fn shown(&self, text: &str) -> String {
+        let own = one_line(text[self.span.0..self.span.1].trim());
+        match self.key_span {
+            Some((a, z)) => keep_line(&format!("{} {own}", text[a..z].trim())),
+            None => keep_line(&own),
+        }
+    }
 }
 
 /// An element being read.
@@ -37,6 +52,44 @@ struct Open {
     attrs: Vec<(String, String)>,
     leaves: Vec<Leaf>,
     children: usize,
+    /// The child count when the last child was a `<key>` leaf: the next leaf is its value.
+    key_at: Option<usize>,
+}
+
+impl Open {
+    /// The text of the `<key>` leaf that is this element's last child, if it is one: it names
+    /// the next child.
+    fn pending_key(&self) -> Option<&str> {
+        if self.key_at != Some(self.children) {
+            return None;
+        }
+        self.leaves.last().map(|l| l.value.as_str())
+    }
+
+    /// Adds leaf child `l`. In a property list (`<dict>`: `<key>BSSID</key>` then
+    /// `<string>d8:47:…</string>`) a leaf right after a key leaf is that key's value: one leaf
+    /// named by the key, so a record's fields are its keys. A key followed by an element with
+    /// children (a nested `<dict>`) stays a leaf of its own.
+    fn push_leaf(&mut self, text: &str, mut l: Leaf) {
+        self.children += 1;
+        if l.name == "key" && l.attrs.is_empty() && !l.value.is_empty() {
+            self.key_at = Some(self.children);
+            self.leaves.push(l);
+            return;
+        }
+        if self.key_at == Some(self.children - 1) {
+            if let Some(k) = self.leaves.pop() {
+                if l.value.is_empty() && text[l.span.0..l.span.1].ends_with("/>") {
+                    // `<true/>`, `<false/>`: the element is the value.
+                    l.value = l.name.clone();
+                }
+                l.name = k.value;
+                l.key_span = Some(k.span);
+            }
+        }
+        self.key_at = None;
+        self.leaves.push(l);
+    }
 }
 
 /// A finished element that may be a record.
@@ -76,6 +129,8 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
         let p0 = r.buffer_position() as usize;
         let ev = match r.read_event() {
             Ok(ev) => ev,
+            // A document cut short (an output truncated mid-element) keeps the records read.
+            Err(_) if !cands.is_empty() => break,
             Err(_) => return false,
         };
         let p1 = r.buffer_position() as usize;
@@ -87,7 +142,11 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
                 }
                 let n = name(&e);
                 let path = match stack.last() {
-                    Some(p) => format!("{}/{n}", p.path),
+                    // A property list's `<key>EXT_CAPS</key><dict>…`: the key names the path.
+                    Some(p) => match p.pending_key() {
+                        Some(k) => format!("{}/{k}", p.path),
+                        None => format!("{}/{n}", p.path),
+                    },
                     None => n.clone(),
                 };
                 stack.push(Open {
@@ -98,6 +157,7 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
                     attrs: attrs(&e),
                     leaves: Vec::new(),
                     children: 0,
+                    key_at: None,
                 });
             }
             Event::Empty(e) => {
@@ -117,13 +177,16 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
                     });
                 }
                 if let Some(p) = stack.last_mut() {
-                    p.children += 1;
-                    p.leaves.push(Leaf {
-                        name: n,
-                        value: String::new(),
-                        attrs: a,
-                        span: (p0, p1),
-                    });
+                    p.push_leaf(
+                        text,
+                        Leaf {
+                            name: n,
+                            value: String::new(),
+                            attrs: a,
+                            span: (p0, p1),
+                            key_span: None,
+                        },
+                    );
                 }
             }
             Event::End(_) => {
@@ -139,16 +202,24 @@ pub(super) fn xml(b: &mut Builder, text: &str, starts: &[usize]) -> bool {
                         });
                     }
                     if let Some(p) = stack.last_mut() {
-                        p.children += 1;
-                        p.leaves.push(Leaf {
-                            name: o.name,
-                            value,
-                            attrs: o.attrs,
-                            span: (o.start, p1),
-                        });
+                        p.push_leaf(
+                            text,
+                            Leaf {
+                                name: o.name,
+                                value,
+                                attrs: o.attrs,
+                                span: (o.start, p1),
+                                key_span: None,
+                            },
+                        );
                     }
                 } else {
                     if let Some(p) = stack.last_mut() {
+                        // The key naming this element says nothing as a leaf of its own.
+                        if p.pending_key().is_some() {
+                            p.leaves.pop();
+                            p.key_at = None;
+                        }
                         p.children += 1;
                     }
                     if !o.leaves.is_empty() || !o.attrs.is_empty() {
@@ -250,7 +321,7 @@ fn record(b: &mut Builder, text: &str, c: &Cand, line_of: &dyn Fn(usize) -> usiz
         fields.push((format!("@{k}"), v.clone()));
     }
     for l in &c.leaves {
-        pairs.push(keep_line(text[l.span.0..l.span.1].trim()));
+        pairs.push(l.shown(text));
         fields.push((l.name.clone(), l.value.clone()));
         for (k, v) in &l.attrs {
             fields.push((format!("{}@{k}", l.name), v.clone()));
@@ -276,7 +347,7 @@ fn record(b: &mut Builder, text: &str, c: &Cand, line_of: &dyn Fn(usize) -> usiz
         par.push(format!("{k}=\"{v}\""));
     }
     for l in &c.leaves {
-        let p = keep_line(text[l.span.0..l.span.1].trim());
+        let p = l.shown(text);
         par.push(p.clone());
         for _ in &l.attrs {
             par.push(p.clone());
@@ -284,6 +355,25 @@ fn record(b: &mut Builder, text: &str, c: &Cand, line_of: &dyn Fn(usize) -> usiz
     }
     b.set_record(u, ids, par, " ");
     u
+}
+
+/// `s` with each run of whitespace that holds a line break made one space.
+fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('\n') {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len());
+    for (i, l) in s.split('\n').enumerate() {
+        let l = if i == 0 { l.trim_end() } else { l.trim() };
+        if l.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(l);
+    }
+    out.into()
 }
 
 /// Leaf names (or attribute names) that say which record an element is.
@@ -302,9 +392,12 @@ fn naming_leaf(text: &str, c: &Cand) -> Option<String> {
     c.leaves
         .iter()
         .find(|l| names(&l.name) || l.attrs.iter().any(|(k, _)| names(k)))
-        .map(|l| keep_line(text[l.span.0..l.span.1].trim()))
+        .map(|l| l.shown(text))
         .filter(|t| t.len() <= MAX_NAMING_BYTES)
 }
 
 /// Longest naming leaf shown with a nested record, in bytes.
 const MAX_NAMING_BYTES: usize = 160;
+
+#[cfg(test)]
+mod tests;

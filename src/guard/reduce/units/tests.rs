@@ -267,41 +267,6 @@ fn json_inside_a_long_line_of_text_is_walked() {
 }
 
 #[test]
-fn an_xml_element_that_occurs_once_on_a_one_line_document_is_a_record() {
-    // Statistics written on one line: many <ctx> records, then one <summary> of totals.
-    let ctxs: String = (0..20)
-        .map(|i| format!("<ctx><id>0x{i:x}</id><inuse>{i}</inuse></ctx>"))
-        .collect();
-    let text = format!(
-        "<?xml version=\"1.0\"?>\n<stats><server><worker-threads>4</worker-threads></server><contexts>{ctxs}</contexts><summary><TotalUse>11158402</TotalUse><InUse>4465424</InUse></summary></stats>\n"
-    );
-    let u = build(&text, Kind::Lines);
-    let summary = u
-        .units
-        .iter()
-        .find(|x| x.context.ends_with("summary"))
-        .expect("the summary is a unit");
-    assert_eq!(summary.line, 2);
-    assert!(
-        summary.pairs.iter().any(|p| p == "<InUse>4465424</InUse>"),
-        "{:?}",
-        summary.pairs
-    );
-    assert!(u.units.iter().any(|x| x
-        .pairs
-        .iter()
-        .any(|p| p == "<worker-threads>4</worker-threads>")));
-    // Records are not repeated as singletons.
-    assert_eq!(
-        u.units
-            .iter()
-            .filter(|x| x.context.ends_with("ctx"))
-            .count(),
-        20
-    );
-}
-
-#[test]
 fn a_records_nested_scalars_are_its_pairs_not_leaves_again() {
     // Listing children: each record's `data` object is walked for its `preview` array, but
     // its title and counts are pairs of the record already.
@@ -492,45 +457,6 @@ fn pairs_keep_dotted_keys_and_the_files_openers() {
             "{p} is not the file's text"
         );
     }
-}
-
-#[test]
-fn an_xml_record_inside_another_says_whose_it_is() {
-    // Ports inside hosts: a port is shown with its host's address.
-    let mut text = String::from("<?xml version=\"1.0\"?>\n<nmaprun>\n");
-    for h in 1..=3 {
-        text.push_str(&format!(
-            "<host><status state=\"up\"/>\n<address addr=\"10.0.0.{h}\" addrtype=\"ipv4\"/>\n<ports>\n"
-        ));
-        for p in [22, 80] {
-            text.push_str(&format!(
-                "<port protocol=\"tcp\" portid=\"{p}\"><state state=\"open\"/></port>\n"
-            ));
-        }
-        text.push_str("</ports>\n</host>\n");
-    }
-    text.push_str("</nmaprun>\n");
-    let u = build(&text, Kind::Lines);
-    let ports: Vec<&Unit> = u
-        .units
-        .iter()
-        .filter(|x| x.context.ends_with("/port"))
-        .collect();
-    assert_eq!(ports.len(), 6);
-    assert_eq!(
-        ports[0].parent,
-        "<address addr=\"10.0.0.1\" addrtype=\"ipv4\"/>"
-    );
-    assert_eq!(
-        ports[5].parent,
-        "<address addr=\"10.0.0.3\" addrtype=\"ipv4\"/>"
-    );
-    // The outermost records say nothing of a parent.
-    assert!(u
-        .units
-        .iter()
-        .filter(|x| x.context.ends_with("/host"))
-        .all(|x| x.parent.is_empty()));
 }
 
 #[test]
