@@ -50,6 +50,16 @@ static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A passing test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP `ok 12`, pytest `PASSED`,
 /// `test x ... ok`, `✓`): its name may say "error" (`PASS: plugin error`), the test passed.
+/// A line that states a setting (`IP access violation accounting is disabled`, `Error
+/// reporting is enabled`): a feature's name, then its state, with no colon or comma between
+/// (`error: feature foo is disabled` is an error). The name may hold an error word; the line
+/// reports configuration, not an event.
+static SETTING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\s*[a-z][a-z0-9 /().-]{0,80}\s(?:is|are)\s(?:now\s)?(?:enabled|disabled|not set|not enabled|not configured|not supported|turned on|turned off|on|off)\.?\s*$",
+    )
+    .unwrap()
+});
 static PASSED_VERDICT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|ok\s+\d+\b|[✓✔]\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$",
@@ -160,7 +170,10 @@ pub fn severity(line: &str) -> Severity {
     if line.len() > 4000 {
         return severity(crate::guard::reduce::clip_str(line, 4000));
     }
-    if PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400)) || column_header(line) {
+    if PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400))
+        || column_header(line)
+        || line.len() <= 120 && SETTING.is_match(line)
+    {
         return Severity::None;
     }
     // An explicit level near the start of a record decides, except for strong error signals
@@ -271,6 +284,28 @@ mod tests {
         );
         // A class name that only ends in the word is none.
         assert_eq!(severity("import forewarning_lib"), Severity::None);
+    }
+
+    /// A setting whose name holds an error word reports configuration, not an event; the same
+    /// words after a colon are an error.
+    #[test]
+    fn a_setting_named_by_an_error_word_is_no_error() {
+        for l in [
+            "  IP access violation accounting is disabled",
+            "Error reporting is enabled.",
+            "  ICMP unreachables are always sent",
+            "Crash dumps are not configured",
+        ] {
+            assert_eq!(severity(l), Severity::None, "{l}");
+        }
+        for l in [
+            "error: feature `nightly` is disabled",
+            "Access violation, logging is disabled",
+            "ERROR [db] replication is disabled",
+            "c0000005 Access violation reading location 0x00000000",
+        ] {
+            assert_eq!(severity(l), Severity::Error, "{l}");
+        }
     }
 
     #[test]
