@@ -250,3 +250,58 @@ pub(super) fn extreme_field(
     vals.truncate(top_n);
     Some((w, vals))
 }
+
+/// Fewest line templates a quantity's numbers must come from for [`quantities`] to make one
+/// series of them (a single template's slot is a series of its own already).
+const MIN_QUANTITY_TEMPLATES: usize = 2;
+
+/// A noun's numbers (value, unit) and the templates they come from.
+type NounSeries = (Vec<(f64, usize)>, Vec<usize>);
+
+/// Counts of one noun written across line templates: `# Loop 0 : loop with 145 ops` and
+/// `# bridge out of Guard 3 with 260 ops` are two templates (each too small to rank alone)
+/// whose numbers count `ops`. Per noun, the numbers of every template slot followed by it (a
+/// word of letters only, lowercased, two or more letters), with their units; only nouns that
+/// [`MIN_QUANTITY_TEMPLATES`] or more templates share. Records and shaped templates are left
+/// to their fields.
+pub(super) fn quantities(u: &Units) -> Vec<(String, Vec<(f64, usize)>)> {
+    let mut by_noun: std::collections::BTreeMap<String, NounSeries> =
+        std::collections::BTreeMap::new();
+    for (i, unit) in u.units.iter().enumerate() {
+        if unit.kind != UnitKind::Line {
+            continue;
+        }
+        let Some(t) = u.templates.get(unit.template) else {
+            continue;
+        };
+        if t.shaped || t.count >= MIN_FIELD_UNITS * 4 {
+            continue;
+        }
+        let tt: Vec<&str> = t.text.split(' ').collect();
+        let toks: Vec<&str> = unit.text.split_whitespace().collect();
+        if toks.len() != tt.len() {
+            continue;
+        }
+        for p in 0..tt.len().saturating_sub(1) {
+            let noun = tt[p + 1];
+            if tt[p] != "<*>"
+                || noun.len() < 2
+                || !noun.bytes().all(|b| b.is_ascii_alphabetic())
+                || line_ref(toks[p])
+            {
+                continue;
+            }
+            let Some(x) = number(toks[p]) else { continue };
+            let e = by_noun.entry(noun.to_ascii_lowercase()).or_default();
+            e.0.push((x, i));
+            if !e.1.contains(&unit.template) {
+                e.1.push(unit.template);
+            }
+        }
+    }
+    by_noun
+        .into_iter()
+        .filter(|(_, (_, ts))| ts.len() >= MIN_QUANTITY_TEMPLATES)
+        .map(|(noun, (vals, _))| (noun, vals))
+        .collect()
+}

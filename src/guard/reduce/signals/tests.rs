@@ -607,3 +607,40 @@ fn a_runs_totals_answer_a_question_about_what_failed() {
     let other = stats("How many workers ran?");
     assert!(!other.answers && other.weight < 1.0, "{other:?}");
 }
+
+/// Counts of one noun written by two line templates, each too small to rank alone, are one
+/// series; a slot no word names (an operation's argument) ranks below it.
+#[test]
+fn counts_of_one_noun_across_templates_are_ranked_together() {
+    let mut text = String::new();
+    let traces = [
+        "# Loop 0 : loop with 145 ops",
+        "# Loop 1 : entry bridge with 188 ops",
+        "# bridge out of Guard 21 with 13 ops",
+        "# bridge out of Guard 3 with 260 ops",
+        "# bridge out of Guard 110 with 23 ops",
+        "# bridge out of Guard 58 with 13 ops",
+        "# bridge out of Guard 24 with 264 ops",
+        "# bridge out of Guard 65 with 72 ops",
+    ];
+    for (k, t) in traces.iter().enumerate() {
+        text.push_str(t);
+        text.push('\n');
+        for j in 0..12 {
+            let n = (k * 12 + j) * 53 % 997;
+            text.push_str(&format!("setfield_gc(p{j}, {n}, descr=<FieldDescr {j}>)\n"));
+        }
+    }
+    let u = build(&text, Kind::Lines);
+    let intent = "which traces did the JIT compile, and which one is the largest?";
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert_eq!(u.units[best].text, "# bridge out of Guard 24 with 264 ops");
+    assert_eq!(s.ext_why[&best], "largest ops");
+    let q = extremes::quantities(&u);
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert_eq!(q[0].0, "ops");
+    assert_eq!(q[0].1.len(), 8);
+}
