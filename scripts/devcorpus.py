@@ -17,9 +17,11 @@ Commands:
         (whitespace runs collapsed, as the bench's scorer compares); labels name known files.
   split STAGING.tsv... [--out SOURCES.tsv] [--holdout 0.4]
         merge collectors' rows into SOURCES.tsv with a split column (dev / holdout) assigned by
-        source repository; groups already in SOURCES.tsv keep their split.
+        source repository; groups already in SOURCES.tsv keep their split. The output holds
+        only the rows given: to add rows, give SOURCES.tsv itself first.
   merge-labels LABELS_IN.tsv... [--out LABELS.tsv]
         merge labellers' files (file, intent, must_keep, notes) into LABELS.tsv, in SOURCES order.
+        The output holds only the labels given: to add labels, give a copy of LABELS.tsv first.
   stats                               files, groups and kinds per split.
   licenses                            the README's LICENSES table (package, version, SPDX, upstream).
   selftest                            this tool's own tests (tiny in-memory archives, no network)
