@@ -404,6 +404,23 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     );
     for (i, x) in errors {
         push(&mut out, Channel::Errors, i, x, None);
+        // An error element whose line is only its tag (`<system_message level="3" …
+        // type="ERROR">`) says what went wrong in the text inside it, a line or two below.
+        if let Some(m) = element_message(u, i) {
+            let unit = &u.units[m];
+            out.push(Cand {
+                item: Item::line(
+                    Section::Errors,
+                    unit.line,
+                    unit.display(q),
+                    x * MESSAGE_SHARE,
+                ),
+                channel: Channel::Errors,
+                score: x * MESSAGE_SHARE,
+                group: None,
+                rel: s.rel[m],
+            });
+        }
     }
     // A unit past a threshold the question states goes before the plain word matches, which
     // can all share the top score (every record of an array holds the `latency_ms` a
@@ -537,6 +554,46 @@ pub(super) fn bare(text: &str) -> bool {
         .take(MIN_ALNUM)
         .count()
         < MIN_ALNUM
+}
+
+/// Lines below an element's tag line searched for its text ([`element_message`]).
+const MESSAGE_LINES: usize = 3;
+/// The score of an error element's text, as a share of the element's.
+const MESSAGE_SHARE: f64 = 0.95;
+
+/// True for a line that is one start tag and nothing else, attributes included
+/// (`<system_message level="3" type="ERROR">`): the element's text is on the lines below.
+pub(super) fn tag_line(text: &str) -> bool {
+    let t = super::core(text).trim();
+    t.starts_with('<')
+        && t.ends_with('>')
+        && !t.starts_with("</")
+        && !t.ends_with("/>")
+        && t[1..].find('<').is_none()
+}
+
+/// For a unit `i` that is an element's tag line, the first line below it (within
+/// [`MESSAGE_LINES`]) with text outside tags: the element's message. A closing tag first
+/// means the element holds none. (Indentation is not compared: units show it collapsed.)
+fn element_message(u: &Units, i: usize) -> Option<usize> {
+    let unit = &u.units[i];
+    if unit.kind != UnitKind::Line || !tag_line(&unit.text) {
+        return None;
+    }
+    for m in i + 1..(i + 1 + MESSAGE_LINES).min(u.units.len()) {
+        let next = &u.units[m];
+        let t = next.text.trim();
+        if next.kind != UnitKind::Line
+            || next.line > unit.line + MESSAGE_LINES
+            || t.starts_with("</")
+        {
+            return None;
+        }
+        if !markup_only(t) && !tag_line(t) {
+            return Some(m);
+        }
+    }
+    None
 }
 
 /// True for a text that is only markup: tags with no attributes and no text between them

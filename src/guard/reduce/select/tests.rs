@@ -591,3 +591,58 @@ fn every_line_a_negated_value_picks_is_shown_though_they_share_a_template() {
         );
     }
 }
+
+/// An error element whose line is only its tag is shown with the text inside it: what went
+/// wrong is on the lines below the tag, not in its attributes.
+#[test]
+fn an_error_elements_message_comes_with_its_tag() {
+    let mut text = String::from("<document source=\"standard.rst\">\n");
+    for i in 0..30 {
+        text.push_str(&format!(
+            "    <paragraph>\n        Paragraph {i} of the test document.\n"
+        ));
+    }
+    text.push_str("    <section classes=\"system-messages\">\n");
+    for (k, (level, kind, msg)) in [
+        (
+            1,
+            "INFO",
+            "Hyperlink target \"docutils\" is not referenced.",
+        ),
+        (3, "ERROR", "Unknown target name: \"5\"."),
+        (1, "INFO", "Hyperlink target \"other\" is not referenced."),
+        (3, "ERROR", "Unknown target name: \"nonexistent\"."),
+    ]
+    .iter()
+    .enumerate()
+    {
+        text.push_str(&format!(
+            "        <system_message ids=\"system-message-{k}\" level=\"{level}\" line=\"{}\" type=\"{kind}\">\n            <paragraph>\n                {msg}\n",
+            100 + k
+        ));
+    }
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Lines,
+        "what went wrong in this document?",
+    );
+    for msg in [
+        "Unknown target name: \"5\".",
+        "Unknown target name: \"nonexistent\".",
+    ] {
+        assert!(
+            c.iter()
+                .any(|c| c.item.section == Section::Errors && c.item.text.trim() == msg),
+            "{msg}: {:#?}",
+            c.iter()
+                .map(|c| (c.item.section, &c.item.text))
+                .collect::<Vec<_>>()
+        );
+    }
+    assert!(!propose::tag_line("<paragraph>\n        Some text"));
+    assert!(propose::tag_line(
+        "  <system_message level=\"3\" type=\"ERROR\">"
+    ));
+    assert!(!propose::tag_line("<a href=\"x\">link</a>"));
+    assert!(!propose::tag_line("<br/>"));
+}
