@@ -345,8 +345,8 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     let push = |out: &mut Vec<Cand>, ch: Channel, i: usize, score: f64, prefix: Option<&str>| {
         let unit = &u.units[i];
         // A bare unit says nothing, unless it is salient or the output's last (`PASS`).
-        let says_nothing =
-            unit.sev == Severity::None && s.sal[i] == 0.0 && i + 1 < n && bare(&unit.text);
+        let says_nothing = unit.sev == Severity::None
+            && (s.sal[i] == 0.0 && i + 1 < n && bare(&unit.text) || level_only(&unit.text));
         if markup_only(&unit.text) || says_nothing {
             return;
         }
@@ -483,7 +483,8 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     }
     // Totals, exit-status lines and summary leaves that are not errors: facts, anchored.
     for (i, x) in top(&|i| {
-        (u.units[i].sev == Severity::None && s.sal[i] >= 0.6).then(|| s.sal[i] + 0.3 * s.rel[i])
+        (u.units[i].sev == Severity::None && s.sal[i] >= 0.6 && !level_only(&u.units[i].text))
+            .then(|| s.sal[i] + 0.3 * s.rel[i])
     }) {
         let unit = &u.units[i];
         out.push(Cand {
@@ -554,6 +555,16 @@ pub(super) fn bare(text: &str) -> bool {
         .take(MIN_ALNUM)
         .count()
         < MIN_ALNUM
+}
+
+/// True for a line that is a log level and nothing else (`[INFO]`, `INFO:`): a blank line of a
+/// levelled log, whatever lines near it make salient.
+pub(super) fn level_only(text: &str) -> bool {
+    let words: String = text.chars().filter(|c| c.is_alphanumeric()).collect();
+    matches!(
+        words.to_ascii_uppercase().as_str(),
+        "INFO" | "DEBUG" | "TRACE" | "NOTICE" | "WARN" | "WARNING" | "VERBOSE"
+    )
 }
 
 /// Lines below an element's tag line searched for its text ([`element_message`]).

@@ -70,13 +70,17 @@ fn blocks(text: &str) -> Vec<Vec<(usize, &str)>> {
         }
         let mut block = Vec::new();
         let mut j = i + 1;
-        // One blank line may stand between a banner and its block.
-        if j < lines.len() && lines[j].trim().is_empty() {
+        // One blank line may stand between a banner and its block (a levelled log's blank
+        // line is its prefix alone: `2022-…Z [INFO] `).
+        let blank = |l: &str| {
+            l.trim().is_empty() || super::propose::level_only(&show_line_max(l, MAX_LINE_BYTES))
+        };
+        if j < lines.len() && blank(lines[j]) {
             j += 1;
         }
         while j < lines.len() {
             let l = lines[j];
-            if l.trim().is_empty() || super::headers::is_banner(l) || is_title(l) {
+            if blank(l) || super::headers::is_banner(l) || is_title(l) {
                 break;
             }
             block.push((j + 1, l.trim_end_matches('\r')));
@@ -150,6 +154,29 @@ mod tests {
         // In file order.
         let lines: Vec<usize> = c.iter().filter_map(|c| c.item.line).collect();
         assert!(lines.windows(2).all(|w| w[0] < w[1]), "{lines:?}");
+    }
+
+    /// In a levelled log a blank line is its prefix alone (`2022-…Z [INFO] `): it ends the
+    /// block like an empty line, and is no line of it.
+    #[test]
+    fn a_levelled_logs_blank_line_ends_a_block() {
+        let ts = "2022-03-15T21:06:51.6285276Z";
+        let text = format!(
+            "{ts} [INFO] Results:\n{ts} [INFO] \n{ts} [INFO] Tests run: 6, Failures: 0, Errors: 0, Skipped: 0\n\
+             {ts} [INFO] \n{ts} [INFO] \n{ts} [INFO] --- maven-jar-plugin:3.2.2:jar (default-jar) @ gwt ---\n"
+        );
+        let shown: Vec<String> = summary_blocks(&text)
+            .into_iter()
+            .map(|c| c.item.text)
+            .collect();
+        assert_eq!(
+            shown,
+            ["[INFO] Tests run: 6, Failures: 0, Errors: 0, Skipped: 0"]
+        );
+        assert!(super::super::propose::level_only("[INFO]"));
+        assert!(super::super::propose::level_only("WARNING:"));
+        assert!(!super::super::propose::level_only("[INFO] BUILD"));
+        assert!(!super::super::propose::level_only("[ERROR]"));
     }
 
     #[test]
