@@ -585,12 +585,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 } else {
                     format!("{} {literal}", words.join(" "))
                 };
-                let d = Dist {
-                    name: label.clone(),
-                    counts: Vec::new(),
-                    n: vals.len(),
-                    open: true,
-                };
+                let d = Dist::series(&label, vals.len());
                 if let Some(r) = extreme_field(&label, vals, &d, q, lo, top_n, asks.ranked()) {
                     ranked.push((
                         r.0 * 0.9 * if unnamed { UNNAMED_SLOT } else { 1.0 },
@@ -605,12 +600,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
     // Counts of one noun across templates (`with 145 ops`, `with 260 ops`).
     for (noun, vals) in extremes::quantities(u) {
-        let d = Dist {
-            name: noun.clone(),
-            counts: Vec::new(),
-            n: vals.len(),
-            open: true,
-        };
+        let d = Dist::series(&noun, vals.len());
         if let Some(r) = extreme_field(&noun, vals, &d, q, lo, top_n, asks.ranked()) {
             ranked.push((r.0 * 0.9, noun, r.1, None, lo));
         }

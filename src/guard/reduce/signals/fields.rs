@@ -75,6 +75,17 @@ pub struct Dist {
 }
 
 impl Dist {
+    /// The distribution of a numeric series read from lines (a template slot, one noun's
+    /// counts): `n` values, none counted, so it is never [`Dist::categorical`].
+    pub fn series(name: &str, n: usize) -> Dist {
+        Dist {
+            name: name.to_string(),
+            counts: Vec::new(),
+            n,
+            open: true,
+        }
+    }
+
     /// Categorical: few distinct values, each repeated; a measure (decimals, or more than
     /// [`MAX_NUMERIC_CATEGORIES`] distinct integers) is not, though its values repeat.
     pub fn categorical(&self) -> bool {
