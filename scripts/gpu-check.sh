@@ -5,7 +5,8 @@
 # then guards one corpus file through a daemon on the GPU. Not part of CI.
 #   scripts/gpu-check.sh [tiny,small] [max_new_tokens]
 #   scripts/gpu-check.sh --build-only          # the build step alone (works without a GPU)
-# Env: TOOLSUM_BIN (a binary built with --features cuda: skips the build), CUDA_COMPUTE_CAP
+# Env: TOOLSUM_BIN (a binary built with --features cuda: skips the build, and the toolkit too
+# when its CUDA libraries resolve, e.g. from a system CUDA on LD_LIBRARY_PATH), CUDA_COMPUTE_CAP
 # (default: nvidia-smi's, else 90), BUILD_TIMEOUT (s, default 3600), STEP_TIMEOUT (s per run,
 # default 300), CARGO_TARGET_DIR.
 # Needs a driver >= 580 (the toolkit is CUDA 13.0), the models cached (scripts/fetch-models.sh)
@@ -26,11 +27,17 @@ if [ "$build_only" = 0 ]; then
   cap=$(timeout 30 nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')
   export CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-$cap}
 fi
-envs=$(timeout 1200 scripts/cuda-toolkit.sh)   # a failure stops here (eval "$(...)" would not)
-eval "$envs"
-echo "gpu-check: CUDA_HOME=$CUDA_HOME CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-auto}" >&2
-
 bin=${TOOLSUM_BIN:-}
+# A given binary whose CUDA libraries already resolve (a system CUDA toolkit, or
+# LD_LIBRARY_PATH set) needs no toolkit from PyPI: a GPU box offline can run the check.
+if [ -n "$bin" ] && ! ldd "$bin" | grep -q 'not found'; then
+  echo "gpu-check: $bin: its libraries resolve; no toolkit installed" >&2
+else
+  envs=$(timeout 1200 scripts/cuda-toolkit.sh)   # a failure stops here (eval "$(...)" would not)
+  eval "$envs"
+  echo "gpu-check: CUDA_HOME=$CUDA_HOME CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-auto}" >&2
+fi
+
 if [ -z "$bin" ]; then
   t0=$(date +%s)
   timeout "${BUILD_TIMEOUT:-3600}" cargo build --release --features cuda --bin toolsum >&2
