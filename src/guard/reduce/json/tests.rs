@@ -401,3 +401,40 @@ fn a_dotted_key_is_shown_whole() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_failure_told_once_per_metric_is_listed_after_the_other_failures() {
+    // k6's NDJSON: each failed request is a point of several metrics with the same tags.
+    let mut lines = Vec::new();
+    for user in 11..=20 {
+        for metric in [
+            "http_reqs",
+            "http_req_duration",
+            "http_req_blocked",
+            "http_req_waiting",
+        ] {
+            lines.push(
+                serde_json::json!({"type": "Point", "metric": metric, "data": {
+                "time": format!("2019-10-13T16:36:08.{user}Z"), "value": user,
+                "tags": {"status": "404", "error": "Not Found",
+                         "url": format!("http://api.test/users/{user}")}}})
+                .to_string(),
+            );
+        }
+    }
+    let t = lines.join("\n");
+    let q = Query::new("which requests failed?");
+    let r = reduce(&t, Kind::Ndjson, &ctx(&q)).unwrap();
+    let mut errs: Vec<&Item> = r
+        .items
+        .iter()
+        .filter(|i| i.section == Section::Errors)
+        .collect();
+    errs.sort_by(|a, b| b.prio.total_cmp(&a.prio));
+    // The ten best listed are the ten failed requests, not the first three requests' metrics.
+    for (k, e) in errs.iter().take(10).enumerate() {
+        let url = format!("users/{}\"", 11 + k);
+        assert!(e.text.contains(&url), "{k}: {}", e.text);
+    }
+    assert!(errs.len() > 10);
+}
