@@ -1,0 +1,69 @@
+//! Failing records of a JSON document: how many objects fail, and which failures to list first.
+
+use super::render::is_failure;
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+
+/// Share of its words ([`record_words`]) a failing record must share with one listed before
+/// it to be a near copy of it.
+const NEAR_COPY_SHARE: f64 = 0.8;
+
+/// `failing` with each near copy of a record before it (the same failed request told once per
+/// metric: k6 writes `http_reqs`, `http_req_duration`, ... each with the request's url, status
+/// and error code) moved after every record that is not one, so the listed failures are
+/// different failures first. Order is kept otherwise.
+pub(super) fn distinct_first<'a, T>(
+    failing: &[&'a (&'a Map<String, Value>, T)],
+) -> Vec<&'a (&'a Map<String, Value>, T)> {
+    let mut kept: Vec<HashSet<(String, String)>> = Vec::new();
+    let (mut firsts, mut copies) = (Vec::new(), Vec::new());
+    for &r in failing {
+        let mut w = HashSet::new();
+        record_words(&Value::Object(r.0.clone()), "", &mut w);
+        let most = |k: &HashSet<(String, String)>| k.len().max(w.len());
+        if kept.iter().any(|k| {
+            most(k) >= 3 && k.intersection(&w).count() as f64 >= NEAR_COPY_SHARE * most(k) as f64
+        }) {
+            copies.push(r);
+        } else {
+            kept.push(w);
+            firsts.push(r);
+        }
+    }
+    firsts.extend(copies);
+    firsts
+}
+
+/// The words of a record: its leaves that are not numbers (a measure, a duration), as (path,
+/// value).
+fn record_words(v: &Value, path: &str, out: &mut HashSet<(String, String)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                record_words(x, &format!("{path}.{k}"), out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                record_words(x, &format!("{path}[]"), out);
+            }
+        }
+        Value::Number(_) | Value::Null => {}
+        Value::String(s) if s.is_empty() || s.parse::<f64>().is_ok() => {}
+        Value::String(s) => {
+            out.insert((path.to_string(), s.clone()));
+        }
+        Value::Bool(b) => {
+            out.insert((path.to_string(), b.to_string()));
+        }
+    }
+}
+
+/// Objects at any depth of `v` that fail by their own status or error fields.
+pub(super) fn failing_objects(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => a.iter().map(failing_objects).sum(),
+        Value::Object(m) => is_failure(m) as usize + m.values().map(failing_objects).sum::<usize>(),
+        _ => 0,
+    }
+}
