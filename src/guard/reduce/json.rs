@@ -198,7 +198,6 @@ fn own_line(
     }
 }
 
-/// Objects anywhere in `v` that fail by their status or error fields ([`is_failure`]).
 fn find_records<'a>(
     v: &'a Value,
     path: &mut Vec<String>,

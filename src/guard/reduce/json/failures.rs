@@ -59,7 +59,7 @@ fn record_words(v: &Value, path: &str, out: &mut HashSet<(String, String)>) {
     }
 }
 
-/// Objects at any depth of `v` that fail by their own status or error fields.
+/// Objects anywhere in `v` that fail by their status or error fields ([`is_failure`]).
 pub(super) fn failing_objects(v: &Value) -> usize {
     match v {
         Value::Array(a) => a.iter().map(failing_objects).sum(),
