@@ -94,11 +94,13 @@ pub fn facts(text: &str) -> Vec<String> {
             rest.replace_range(r, &spaces);
         }
         // Quoted strings first, as the line has them (a URL inside one is part of it), each
-        // blanked where it stands once taken.
+        // blanked where it stands once taken. A quote is read from the line itself, not from
+        // `rest`: a backticked span holding a double-quoted string taken before
+        // (`` `"" "a" ""` ``) is the line's text, not the blanks left in its place.
         for re in [&*DOUBLE_QUOTED, &*BACKTICKED, &*SINGLE_QUOTED] {
             let caps: Vec<(std::ops::Range<usize>, String)> = re
                 .captures_iter(&rest)
-                .filter_map(|c| Some((c.get(0)?.range(), c.get(1)?.as_str().to_string())))
+                .filter_map(|c| Some((c.get(0)?.range(), line[c.get(1)?.range()].to_string())))
                 .collect();
             for (r, q) in caps {
                 if !q.trim().is_empty() {
@@ -243,6 +245,18 @@ mod tests {
                  Full response saved to: long_responses/20250101T120000.123_Bash.txt (1.0 KB, 1,024 bytes)\n\
                  Use Read (with offset/limit) or Grep on that file for anything not shown here.";
         assert!(facts(t).is_empty(), "{:?}", facts(t));
+    }
+
+    #[test]
+    fn a_quote_inside_a_backticked_span_is_no_invented_blank() {
+        // The double-quoted strings are taken first; the backticked span around them is
+        // still the line's own text, which the input holds.
+        let raw = "args: `\"\" \"-v\" \"\"` end";
+        assert!(
+            invented(raw, &collapse(raw), &[]).is_empty(),
+            "{:?}",
+            facts(raw)
+        );
     }
 
     #[test]
