@@ -5,7 +5,7 @@
 
 use super::rank::bm25;
 use super::signal::{self, Severity};
-use super::{derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
+use super::{count, derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -396,9 +396,9 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
             format!(
                 "error lines: {} in {} line templates; warning lines: {} in {} line templates",
                 derived(err_lines, n_lines, "the lines"),
-                err_t.len(),
+                count(err_t.len()),
                 derived(warn_lines, n_lines, "the lines"),
-                warn_t.len()
+                count(warn_t.len())
             ),
             MUST,
         );
@@ -642,9 +642,9 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
         status.push_str(&format!(
             "; error lines: {} in {} templates, warning lines: {} in {} templates.",
             derived(err_lines, n_lines, "the lines"),
-            err_t.len(),
+            count(err_t.len()),
             derived(warn_lines, n_lines, "the lines"),
-            warn_t.len()
+            count(warn_t.len())
         ));
     }
     let last_err = (0..lines.len()).rev().find(|&i| sevs[i] == Severity::Error);

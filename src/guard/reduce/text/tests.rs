@@ -212,3 +212,45 @@ fn a_make_log_that_stops_on_an_error_has_failed() {
         r.items
     );
 }
+
+#[test]
+fn a_count_of_templates_from_100_on_is_marked_as_toolsums_own() {
+    // 120 different error messages: the count of their templates is toolsum's, not a figure
+    // of the input, so it is written `×N` (as records and keys are), never bare.
+    let words = |i: usize| -> String {
+        let a = (b'a' + (i % 26) as u8) as char;
+        let b = (b'a' + (i / 26) as u8) as char;
+        format!("{a}{b}x")
+    };
+    let mut text = String::new();
+    for i in 0..120 {
+        let w = words(i);
+        let pad = vec![w.as_str(); 1 + i % 7].join(" ");
+        text.push_str(&format!("ERROR {w} {pad} broke\n"));
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let sevs: Vec<Severity> = lines.iter().map(|l| signal::severity(l)).collect();
+    let (t, _) = mine(&lines, &sevs);
+    assert!(t.len() >= 100, "{}", t.len());
+    let q = Query::new("what broke?");
+    let r = reduce_lines(
+        &lines,
+        Kind::Log,
+        &Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: 0,
+        },
+    );
+    let fact = r
+        .items
+        .iter()
+        .find(|i| i.text.starts_with("error lines:"))
+        .expect("the error lines fact");
+    assert!(
+        fact.text
+            .contains(&format!("in ×{} line templates", t.len())),
+        "{}",
+        fact.text
+    );
+}
