@@ -27,6 +27,22 @@ static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
 });
+/// An error that is a measured quantity: an error word given a decimal number (`SIGMA
+/// SKELETON, ERROR=  -60.2361801476`, `val_error=1.2e-3`, `val error: 0.08`; a line's leading
+/// `ERROR: 0.5 ...` is a level), or named by the statistic it is
+/// (`THE ROOT MEAN SQUARE ERROR IN ITERATION 1 IS 0.0`, `relative error`, `standard error`): a
+/// figure of the run (a numerical method's residual, a model's error rate), not a failure.
+/// Whole numbers are left alone (`errors: 3` counts failures).
+static MEASURED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)(?:(?:\b|_)err(?:or)?s?\s*=|\w[ _]err(?:or)?s?\s*:)\s*[-+]?",
+        r"(?:\d+\.\d*|\.\d+|\d+(?:\.\d+)?[eE][-+]?\d+)(?:$|[\s,;)])",
+        r"|\b(?:rms|root[- ]mean[- ]squared?|mean[- ]squared?|mean[- ]absolute|relative|absolute",
+        r"|numerical|residual|truncation|round-?off|rounding|approximation|reconstruction",
+        r"|quantization|standard|prediction|estimation)\s+errors?\b"
+    ))
+    .unwrap()
+});
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|[A-Z][a-z]+Warning\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
 });
@@ -170,6 +186,10 @@ pub fn severity(line: &str) -> Severity {
     if line.len() > 4000 {
         return severity(crate::guard::reduce::clip_str(line, 4000));
     }
+    // A measured error is a figure, wherever it stands (an upper-case one reads as a level).
+    if MEASURED_ERROR.is_match(line) {
+        return severity(&MEASURED_ERROR.replace_all(line, " "));
+    }
     if PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400))
         || column_header(line)
         || line.len() <= 120 && SETTING.is_match(line)
@@ -303,6 +323,30 @@ mod tests {
             "Access violation, logging is disabled",
             "ERROR [db] replication is disabled",
             "c0000005 Access violation reading location 0x00000000",
+        ] {
+            assert_eq!(severity(l), Severity::Error, "{l}");
+        }
+    }
+
+    /// An error word given a decimal number is a measured figure; a whole number still counts
+    /// failures, and a level or a message stays an error.
+    #[test]
+    fn an_error_that_is_a_measured_figure_is_no_error() {
+        for l in [
+            "          SIGMA SKELETON, ERROR=  -60.2361801476  0.0000000000",
+            "epoch 12: train_loss 0.412, val error: 0.0831",
+            "step 400 val_error=1.2e-3",
+            "RMS error = 1.2e-05 after 40 iterations",
+            "   THE ROOT MEAN SQUARE ERROR IN ITERATION  1 IS  0.00000000",
+            "coef 0.42 (standard error 0.031)",
+        ] {
+            assert_eq!(severity(l), Severity::None, "{l}");
+        }
+        for l in [
+            "errors: 3, warnings: 0",
+            "ERROR: 0.5 is not a valid ratio",
+            "error: cannot open 1.2.3/lib.so",
+            "SIGMA SKELETON, ERROR=  -60.2 and the job failed",
         ] {
             assert_eq!(severity(l), Severity::Error, "{l}");
         }
