@@ -129,7 +129,7 @@ fn records(
     }
     // The text collapsed, for finding a failing record as a pretty document writes it.
     let mut flat: Option<String> = None;
-    for (k, (m, line)) in distinct_first(&failing)
+    for (k, (m, line)) in distinct_first(&failing, MAX_FAILURES)
         .into_iter()
         .take(MAX_FAILURES)
         .enumerate()

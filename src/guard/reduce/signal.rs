@@ -43,6 +43,13 @@ static MEASURED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .unwrap()
 });
+/// True when `line` holds `rr` in any case: every [`MEASURED_ERROR`] does, so most lines skip
+/// the regex.
+fn has_rr(line: &str) -> bool {
+    line.as_bytes()
+        .windows(2)
+        .any(|w| w[0].eq_ignore_ascii_case(&b'r') && w[1].eq_ignore_ascii_case(&b'r'))
+}
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|[A-Z][a-z]+Warning\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
 });
@@ -187,7 +194,7 @@ pub fn severity(line: &str) -> Severity {
         return severity(crate::guard::reduce::clip_str(line, 4000));
     }
     // A measured error is a figure, wherever it stands (an upper-case one reads as a level).
-    if MEASURED_ERROR.is_match(line) {
+    if has_rr(line) && MEASURED_ERROR.is_match(line) {
         return severity(&MEASURED_ERROR.replace_all(line, " "));
     }
     if PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400))

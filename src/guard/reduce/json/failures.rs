@@ -11,16 +11,24 @@ const NEAR_COPY_SHARE: f64 = 0.8;
 /// `failing` with each near copy of a record before it (the same failed request told once per
 /// metric: k6 writes `http_reqs`, `http_req_duration`, ... each with the request's url, status
 /// and error code) moved after every record that is not one, so the listed failures are
-/// different failures first. Order is kept otherwise.
+/// different failures first. Order is kept otherwise; once `max` distinct ones are found, the
+/// rest follow unexamined (only the first `max` are listed).
 pub(super) fn distinct_first<'a, T>(
     failing: &[&'a (&'a Map<String, Value>, T)],
+    max: usize,
 ) -> Vec<&'a (&'a Map<String, Value>, T)> {
-    let mut kept: Vec<HashSet<(String, String)>> = Vec::new();
+    let mut kept: Vec<HashSet<(String, &str)>> = Vec::new();
     let (mut firsts, mut copies) = (Vec::new(), Vec::new());
-    for &r in failing {
+    for (k, &r) in failing.iter().enumerate() {
+        if firsts.len() >= max {
+            firsts.extend_from_slice(&failing[k..]);
+            break;
+        }
         let mut w = HashSet::new();
-        record_words(&Value::Object(r.0.clone()), "", &mut w);
-        let most = |k: &HashSet<(String, String)>| k.len().max(w.len());
+        for (key, x) in r.0 {
+            record_words(x, key, &mut w);
+        }
+        let most = |k: &HashSet<(String, &str)>| k.len().max(w.len());
         if kept.iter().any(|k| {
             most(k) >= 3 && k.intersection(&w).count() as f64 >= NEAR_COPY_SHARE * most(k) as f64
         }) {
@@ -36,7 +44,7 @@ pub(super) fn distinct_first<'a, T>(
 
 /// The words of a record: its leaves that are not numbers (a measure, a duration), as (path,
 /// value).
-fn record_words(v: &Value, path: &str, out: &mut HashSet<(String, String)>) {
+fn record_words<'v>(v: &'v Value, path: &str, out: &mut HashSet<(String, &'v str)>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
@@ -51,10 +59,10 @@ fn record_words(v: &Value, path: &str, out: &mut HashSet<(String, String)>) {
         Value::Number(_) | Value::Null => {}
         Value::String(s) if s.is_empty() || s.parse::<f64>().is_ok() => {}
         Value::String(s) => {
-            out.insert((path.to_string(), s.clone()));
+            out.insert((path.to_string(), s.as_str()));
         }
         Value::Bool(b) => {
-            out.insert((path.to_string(), b.to_string()));
+            out.insert((path.to_string(), if *b { "true" } else { "false" }));
         }
     }
 }
