@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use super::clip_str;
 use super::intent::Asks;
-use super::rank::{bm25, tokenize, Query};
+use super::rank::{bm25_discriminating, tokenize, Query};
 use super::signal::{self, Severity};
 use super::units::{Unit, UnitKind, Units};
 
@@ -236,7 +236,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
     // Relevance.
     let docs: Vec<String> = u.units.iter().map(Unit::score_text).collect();
-    s.rel = bm25(q, &docs);
+    s.rel = bm25_discriminating(q, &docs);
     // A unit holding a word the question negates is the many, not the few asked about.
     if !q.negated.is_empty() {
         for (r, d) in s.rel.iter_mut().zip(&docs) {

@@ -3,7 +3,7 @@
 //! verbatim example with its count and first/last line, and BM25 against the intent picks the
 //! other lines worth showing.
 
-use super::rank::bm25;
+use super::rank::{bm25, bm25_discriminating};
 use super::signal::{self, Severity};
 use super::{count, derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
@@ -358,7 +358,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     let sevs: Vec<Severity> = lines.iter().map(|l| signal::severity(l)).collect();
     let (templates, of_line) = mine(lines, &sevs);
     let clipped: Vec<&str> = lines.iter().map(|l| super::clip_str(l, 600)).collect();
-    let scores = normalise(&bm25(ctx.query, &clipped));
+    let scores = normalise(&bm25_discriminating(ctx.query, &clipped));
     let nonblank: Vec<usize> = (0..lines.len())
         .filter(|&i| !lines[i].trim().is_empty())
         .collect();
