@@ -642,10 +642,16 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     s.peak = extremes::peaks(u);
 
     // Position: the first and last units (a report's header and its final status).
-    for (k, i) in (0..n).take(HEAD_UNITS).enumerate() {
+    // A leaf that holds nothing (`"Comments": null`, `"DropFrames": ""`) says nothing about
+    // the output: the window moves past it to the next unit that does.
+    let says = |i: &usize| {
+        let x = &u.units[*i];
+        !(x.kind == UnitKind::Leaf && x.fields.iter().all(|(_, v)| placeholder(v)))
+    };
+    for (k, i) in (0..n).filter(says).take(HEAD_UNITS).enumerate() {
         s.pos[i] = 0.8 - 0.08 * k as f64;
     }
-    for (k, i) in (0..n).rev().take(TAIL_UNITS).enumerate() {
+    for (k, i) in (0..n).rev().filter(says).take(TAIL_UNITS).enumerate() {
         s.pos[i] = s.pos[i].max(1.0 - 0.08 * k as f64);
     }
     // And the first and last lines of each long text nested in a document (a command's

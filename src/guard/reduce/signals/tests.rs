@@ -644,3 +644,23 @@ fn counts_of_one_noun_across_templates_are_ranked_together() {
     assert_eq!(q[0].0, "ops");
     assert_eq!(q[0].1.len(), 8);
 }
+
+#[test]
+fn an_empty_leaf_has_no_position() {
+    let mut text = String::from(
+        "{\n  \"Comments\": null,\n  \"DropFrames\": \"\",\n  \"DurationNanos\": 10000181321,\n  \"Location\": [\n",
+    );
+    for i in 0..40 {
+        text.push_str(&format!(
+            "    {{\"ID\": {i}, \"Address\": {}}},\n",
+            1000 + i
+        ));
+    }
+    text.push_str("    {\"ID\": 40, \"Address\": 2000}\n  ],\n  \"Period\": 10000000\n}\n");
+    let u = build(&text, Kind::Json);
+    let s = score_q(&u, &Query::new("which collector uses the most CPU?"));
+    let at = |t: &str| u.units.iter().position(|x| x.text.contains(t)).unwrap();
+    assert_eq!(s.pos[at("Comments")], 0.0);
+    assert_eq!(s.pos[at("DropFrames")], 0.0);
+    assert_eq!(s.pos[at("DurationNanos")], 0.8);
+}
