@@ -147,6 +147,25 @@ impl Unit {
         out
     }
 
+    /// Pairs `a..=b` as the file writes them one after another (`<name>ge-0/0/0</name>
+    /// <admin-status>up</admin-status>`), with no marks for the pairs around them; a pair that
+    /// shares its text with the one before it (an XML leaf's attribute) is shown once.
+    /// `None` when the unit holds no such pairs (`b` past its last, or `a > b`).
+    pub fn span(&self, a: usize, b: usize) -> Option<String> {
+        if a > b || b >= self.pairs.len() {
+            return None;
+        }
+        let mut out = self.pairs[a].clone();
+        for k in a + 1..=b {
+            if self.pairs[k] == self.pairs[k - 1] {
+                continue;
+            }
+            out.push_str(self.joiner(k - 1));
+            out.push_str(&self.pairs[k]);
+        }
+        Some(out)
+    }
+
     /// What goes between pair `k` and the next one: [`Unit::pair_sep`], or only its spacing
     /// when the pair already ends with the file's own comma (JSON leaves, `"key": value,`).
     fn joiner(&self, k: usize) -> &'static str {

@@ -53,6 +53,13 @@ const NAME_KEYS: &[&str] = &[
 ];
 /// Most words of a value the question can name word by word.
 const MAX_VALUE_WORDS: usize = 3;
+/// Most pairs from a record's name to the value it is listed by for the two to be shown
+/// together as the file writes them ([`Unit::span`]).
+const MAX_SPAN_PAIRS: usize = 3;
+/// Bytes of names after which no more are listed: eight short names, or about five shown
+/// with the value they are listed by ([`MAX_SPAN_PAIRS`]); a longer list cost a third of the
+/// summary and lost its room to other facts.
+const MAX_LIST_BYTES: usize = 520;
 /// Most such facts for one input.
 const MAX_FACTS: usize = 2;
 
@@ -337,12 +344,22 @@ fn by_field(u: &Units, g: usize, own: Option<usize>, recs: &[usize]) -> Vec<Stri
             continue;
         };
         let pair = pair_of(unit, k);
+        let j = own.and_then(|f| unit.fields.iter().position(|(h, _)| *h == f));
+        // The name and the value a few pairs after it are shown as the file writes them
+        // together, the pairs between them included: one quote a reader can find, not two.
+        let together = j
+            .filter(|&j| j > k && j - k <= MAX_SPAN_PAIRS)
+            .and_then(|j| unit.span(k, j))
+            .filter(|t| t.len() <= 2 * MAX_NAME_BYTES);
         let mut s = format!(
             "{} (L{})",
-            show_line_max(&pair, MAX_NAME_BYTES + 20),
+            show_line_max(
+                together.as_deref().unwrap_or(&pair),
+                2 * MAX_NAME_BYTES + 20
+            ),
             unit.line
         );
-        if let Some(j) = own.and_then(|f| unit.fields.iter().position(|(h, _)| *h == f)) {
+        if let (Some(j), None) = (j, &together) {
             s.push_str(&format!(
                 ": {}",
                 show_line_max(&pair_of(unit, j), MAX_NAME_BYTES)
@@ -351,7 +368,8 @@ fn by_field(u: &Units, g: usize, own: Option<usize>, recs: &[usize]) -> Vec<Stri
         if !shown.iter().any(|x| x.starts_with(&format!("{} (", pair))) {
             shown.push(s);
         }
-        if shown.len() >= MAX_LISTED {
+        let bytes: usize = shown.iter().map(String::len).sum();
+        if shown.len() >= MAX_LISTED || bytes >= MAX_LIST_BYTES {
             break;
         }
     }
@@ -492,6 +510,12 @@ mod tests {
         assert_eq!(names, ["web-7", "web-19", "web-23"]);
         let f = chosen(&u, &d, &q, &Headers::default());
         assert!(f[0].text.contains("other than Running"), "{f:?}");
+        // Each name with its value as the file writes the two together: one quote to find.
+        assert!(
+            f[0].text
+                .contains("\"name\": \"web-23\", \"phase\": \"Failed\" (L"),
+            "{f:?}"
+        );
         assert!(f[0].text.contains("\"name\": \"web-23\""), "{f:?}");
         // Negating the rare value picks nothing: the rest are the many.
         assert!(picked(&u, &d, &Query::new("which pods are not Pending?")).is_empty());
@@ -537,10 +561,9 @@ mod tests {
         assert!(invented.is_empty(), "{invented:?} in {f:?}");
         // Picked by what they are not, each record shows the value it holds.
         assert!(
-            f[0].text.contains("\"name\": \"crate17\" (L")
-                && f[0]
-                    .text
-                    .contains("): \"license\": \"(MIT OR Apache-2.0) AND Unicode-DFS-2016\""),
+            f[0].text.contains(
+                "\"name\": \"crate17\", \"license\": \"(MIT OR Apache-2.0) AND Unicode-DFS-2016\" (L"
+            ),
             "{f:?}"
         );
         // A list of words no value holds picks nothing.
