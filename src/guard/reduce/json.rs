@@ -616,6 +616,9 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
             .collect();
         let scores = normalise(&bm25(ctx.query, &docs));
         for (i, d) in docs.iter().enumerate() {
+            if scores[i] <= 0.0 {
+                continue;
+            }
             let path: Vec<&str> = leaves_out[i]
                 .0
                 .split('.')

@@ -438,3 +438,31 @@ fn a_failure_told_once_per_metric_is_listed_after_the_other_failures() {
     }
     assert!(errs.len() > 10);
 }
+
+#[test]
+fn a_large_document_without_records_lists_only_the_leaves_the_question_names() {
+    // A map of coverage counters: no array of records, too large to show whole.
+    let mut files = serde_json::Map::new();
+    for i in 0..40 {
+        let counts: serde_json::Map<String, serde_json::Value> = (0..30)
+            .map(|k| (k.to_string(), serde_json::json!((i * 7 + k) % 11)))
+            .collect();
+        files.insert(
+            format!("src/mod{i}.ts"),
+            serde_json::json!({"statementMap": {"start": {"line": i}}, "s": counts}),
+        );
+    }
+    files.insert("owner".into(), serde_json::json!("platform-team"));
+    let text = serde_json::to_string_pretty(&serde_json::Value::Object(files)).unwrap();
+    let q = Query::new("which team is the owner?");
+    let r = reduce(&text, Kind::Json, &ctx(&q)).unwrap();
+    let ev: Vec<&str> = r
+        .items
+        .iter()
+        .filter(|i| i.section == Section::Evidence)
+        .map(|i| i.text.as_str())
+        .collect();
+    assert!(ev.iter().any(|t| t.contains("platform-team")), "{ev:?}");
+    // A leaf no word of the question names is the walk's order, not an answer.
+    assert!(!ev.iter().any(|t| t.contains("statementMap")), "{ev:?}");
+}
