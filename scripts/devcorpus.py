@@ -17,8 +17,9 @@ Commands:
         (whitespace runs collapsed, as the bench's scorer compares); labels name known files.
   split STAGING.tsv... [--out SOURCES.tsv] [--holdout 0.4]
         merge collectors' rows into SOURCES.tsv with a split column (dev / holdout) assigned by
-        source repository; groups already in SOURCES.tsv keep their split. The output holds
-        only the rows given: to add rows, give SOURCES.tsv itself first.
+        source repository; groups that already have a split (in an input such as SOURCES.tsv,
+        or in --out) keep it. The output holds only the rows given: to add rows, give
+        SOURCES.tsv itself first.
   merge-labels LABELS_IN.tsv... [--out LABELS.tsv]
         merge labellers' files (file, intent, must_keep, notes) into LABELS.tsv, in SOURCES order.
         The output holds only the labels given: to add labels, give a copy of LABELS.tsv first.
@@ -262,6 +263,11 @@ def assign_splits(rows, keep=None, share=HOLDOUT_SHARE):
     return rows
 
 
+def kept_splits(rows):
+    """group -> split of the rows that already carry one (a SOURCES.tsv row)."""
+    return {group_of(r): r["split"] for r in rows if r.get("split") in SPLITS}
+
+
 def cmd_split(args):
     rows = []
     for p in args.staging:
@@ -270,9 +276,12 @@ def cmd_split(args):
     if problems:
         raise Failure("staging rows:\n  " + "\n  ".join(problems))
     keep = {}
-    if os.path.exists(args.out) and not args.reassign:
-        for r in read_tsv(args.out, SOURCES_COLUMNS):
-            keep[group_of(r)] = r["split"]
+    if not args.reassign:
+        # A split already written (in --out, or in an input such as the committed SOURCES.tsv
+        # given first) is kept: writing to a new file must not reshuffle dev and holdout.
+        keep = kept_splits(rows)
+        if os.path.exists(args.out):
+            keep.update(kept_splits(read_tsv(args.out, SOURCES_COLUMNS)))
     for r in rows:
         # An MCP text block is what an MCP tool returns: the kind says so, so the bench sends an
         # MCP tool name (src/bench/manifest.rs tool_for_kind).
@@ -875,6 +884,11 @@ def _selftest():
             assign_splits(more, keep)
             self.assertEqual([r["split"] for r in more[:-1]], [r["split"] for r in rows])
             self.assertEqual(group_of(rows[-1]), "npm:q")
+            # Splits an input already carries are kept, whatever the output file.
+            flipped = [dict(r, split="holdout" if r["split"] == "dev" else "dev") for r in rows]
+            self.assertEqual(kept_splits(flipped)[group_of(rows[0])], flipped[0]["split"])
+            self.assertEqual(kept_splits([{"file": "n", "upstream": "a/b", "registry": "pypi",
+                                           "package": "n", "kind": "k"}]), {})
 
         def test_pypi_links_parse(self):
             p = _Links()
