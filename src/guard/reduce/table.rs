@@ -22,6 +22,10 @@ static TITLE_WORD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:[A-Z][A-Za-z0-9%_\-/()#.:]*|[a-z]{1,3})$").unwrap());
 
 /// Rows with error words or rare values listed at most.
+/// A `Key: value` line (`Current Owner:  SP B`, `Pool Name:  Pool_cl`): a field of a block of
+/// such lines, not a row of a table, however its value is spaced.
+static KEY_VALUE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*[A-Za-z][\w ()/.%#-]{0,48}:(\s|$)").unwrap());
 const MAX_FLAGGED: usize = 30;
 /// Rows shown per "top by column" ranking.
 const TOP_ROWS: usize = 5;
@@ -118,7 +122,10 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
             .iter()
             .filter(|r| r.split_whitespace().count() + 1 >= cols.len())
             .count();
-        if rows.len() >= 3 && fits * 10 >= rows.len() * 7 {
+        // Blocks of `Key: value` lines under a title (`LOGICAL UNIT NUMBER 203`, then `Name:
+        // LUN 203`, `Current Owner:  SP B`) are records, not rows under column names.
+        let keyed = rows.iter().filter(|r| KEY_VALUE.is_match(r)).count();
+        if rows.len() >= 3 && fits * 10 >= rows.len() * 7 && keyed * 10 < rows.len() * 6 {
             let mut cols = cols;
             if shift > 0 {
                 cols.insert(0, (0, "STATUS".to_string()));
@@ -749,6 +756,24 @@ mod tests {
         let log = "starting   the   build\nfetching deps from the mirror\ncompiling crate one\ncompiling crate two\n";
         let lines: Vec<&str> = log.lines().collect();
         assert!(find_header(&lines).is_none());
+    }
+
+    #[test]
+    fn blocks_of_key_value_lines_under_a_capitalised_title_are_no_table() {
+        let mut text = String::new();
+        for n in [203, 202, 201] {
+            text.push_str(&format!(
+                "LOGICAL UNIT NUMBER {n}\nName:  LUN {n}\nCurrent Owner:  SP B\nPool Name:  Pool_cl\n\
+                 Extreme Performance:  19.15%\n\n"
+            ));
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(find_header(&lines).is_none(), "{:?}", find_header(&lines));
+        // A table whose first column holds a time with colons is still one.
+        let ps = "PID  TTY      TIME     CMD\n1    ?        00:00:03 init\n22   pts/0    00:00:00 bash\n\
+                  31   pts/0    00:00:00 ps\n";
+        let lines: Vec<&str> = ps.lines().collect();
+        assert!(find_header(&lines).is_some());
     }
 
     #[test]
