@@ -187,7 +187,7 @@ fn repeat_openers(lines: &[&str]) -> std::collections::HashSet<usize> {
             by.entry(s.as_str()).or_default().push(i);
         }
     }
-    let mut out = std::collections::HashSet::new();
+    let mut found: Vec<Vec<usize>> = Vec::new();
     for (s, at) in by {
         let k = at.len();
         if k < MIN_SECTIONS || k * 3 > lines.len() {
@@ -213,6 +213,21 @@ fn repeat_openers(lines: &[&str]) -> std::collections::HashSet<usize> {
             continue;
         };
         if top != s && c * 10 >= k * SAME_NEXT_TENTHS {
+            found.push(at);
+        }
+    }
+    // A shape that comes right after another opener each time (`Name:` after `LOGICAL UNIT
+    // NUMBER 77`, `Author:` after `commit 1a2b`) continues that opener's section; it opens
+    // none of its own, or each line would be under the nearest of them, not the first.
+    let opens: std::collections::HashSet<usize> = found.iter().flatten().copied().collect();
+    let prev_of = |i: usize| (0..i).rev().find(|&j| !lines[j].trim().is_empty());
+    let mut out = std::collections::HashSet::new();
+    for at in found {
+        let after = at
+            .iter()
+            .filter(|&&i| prev_of(i).is_some_and(|j| opens.contains(&j) && shapes[j] != shapes[i]))
+            .count();
+        if after * 10 < at.len() * SAME_NEXT_TENTHS {
             out.extend(at.iter().map(|i| i + 1));
         }
     }
@@ -519,6 +534,24 @@ mod tests {
         // Written fewer times, it opens its records.
         let h = Headers::of("- request:\n    method: GET\n- response:\n    code: 202\n");
         assert_eq!(h.header(4, &it).map(|i| i.line), Some(Some(3)));
+    }
+
+    #[test]
+    fn an_opener_always_right_after_another_continues_its_section() {
+        let mut text = String::new();
+        for (n, pct) in [(203, "19.15"), (77, "31.91"), (12, "8.50")] {
+            text.push_str(&format!(
+                "LOGICAL UNIT NUMBER {n}\nName:  lun_{n}\nUID:  60:06:{n}\nCurrent Owner:  SP B\n\
+                 Pool Name:  Pool_cl\nExtreme Performance:  {pct}%\n\n"
+            ));
+        }
+        let h = Headers::of(&text);
+        let it = Item::line(Section::Evidence, 1, "x", 1.0);
+        let head = |n| h.header(n, &it).map(|i| i.text);
+        // LUN 77's tier line (13) is under its first line, not under its Name or UID line,
+        // which come right after it in every section.
+        assert_eq!(head(13).as_deref(), Some("LOGICAL UNIT NUMBER 77"));
+        assert_eq!(head(9).as_deref(), Some("LOGICAL UNIT NUMBER 77"));
     }
 
     #[test]
