@@ -140,7 +140,7 @@ const MOST: &[&str] = &[
 /// Words that ask for the bottom of a ranking.
 const LEAST: &[&str] = &[
     "least", "smallest", "lowest", "fastest", "shortest", "minimum", "min", "fewest", "cheapest",
-    "low", "small", "short", "fast", "cheap",
+    "low", "small", "short", "fast", "cheap", "zero",
 ];
 /// Words that ask whether something out of the ordinary is there.
 const ANOMALY: &[&str] = &[
@@ -368,6 +368,9 @@ mod tests {
         assert!(a.count && a.why);
         let a = Asks::of("What are the fastest endpoints?");
         assert!(a.least);
+        // A measure at zero is the bottom of its ranking.
+        let a = Asks::of("Which controllers have zero test coverage?");
+        assert!(a.least && !a.most);
         let a = Asks::of("What does the orders table look like?");
         assert_eq!(a, Asks::default());
         assert!(Asks::of("the top hit for each query").each);
