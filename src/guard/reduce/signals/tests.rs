@@ -664,3 +664,50 @@ fn an_empty_leaf_has_no_position() {
     assert_eq!(s.pos[at("DropFrames")], 0.0);
     assert_eq!(s.pos[at("DurationNanos")], 0.8);
 }
+
+#[test]
+fn the_best_nested_record_brings_its_few_siblings() {
+    let mut panels = Vec::new();
+    for (id, title) in [
+        (1, "CPU Load"),
+        (2, "Pool Up/Down Summary"),
+        (3, "Member Status"),
+    ] {
+        let targets: Vec<_> = (0..3)
+            .map(|k| {
+                // One query of each panel says what it shows in the panel's words.
+                let legend = if k == 0 { format!("{title} total") } else { format!("series {k}") };
+                serde_json::json!({"refId": format!("R{k}"), "expr": format!("sum(metric_{id}_{k})"),
+                    "legendFormat": legend})
+            })
+            .collect();
+        panels.push(
+            serde_json::json!({"id": id, "title": title, "type": "stat", "targets": targets}),
+        );
+    }
+    for id in 10..30 {
+        panels.push(
+            serde_json::json!({"id": id, "title": format!("Graph {id}"), "type": "timeseries"}),
+        );
+    }
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "panels": panels })).unwrap();
+    let u = build(&text, Kind::Json);
+    let s = score_q(
+        &u,
+        &Query::new("Which queries does the pool up/down summary panel use?"),
+    );
+    let rel_of = |t: &str| {
+        let i = u.units.iter().position(|x| x.text.contains(t)).unwrap();
+        s.rel[i]
+    };
+    // Every query of the panel the question names ranks near the top, not only the one
+    // whose words match best.
+    let lead = rel_of("metric_2_0");
+    assert!(lead >= SIBLINGS_LEAD, "{lead}");
+    for k in 1..3 {
+        let r = rel_of(&format!("metric_2_{k}"));
+        assert!(r >= SIBLING_REL * lead - 1e-9, "{k}: {r} against {lead}");
+        // Another panel's queries do not follow.
+        assert!(rel_of(&format!("metric_3_{k}")) < 0.1);
+    }
+}
