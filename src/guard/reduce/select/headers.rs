@@ -341,6 +341,24 @@ impl Headers {
         // section (`Scores for complete sequence:`), which names none of them.
         let openers = repeat_openers(&lines);
         if !openers.is_empty() {
+            // A line of the text's body (a log's timestamped lines: one lead on more than
+            // half of the top-level lines, whatever their length) is a record of its own, not a line
+            // of the section some multi-line message above it opened (`REQ: curl ...`).
+            let mut leads: std::collections::HashMap<String, usize> = Default::default();
+            let mut nonblank = 0;
+            for l in lines
+                .iter()
+                .filter(|l| !l.trim().is_empty() && indent(l) == 0)
+            {
+                nonblank += 1;
+                if let Some(w) = lead(l) {
+                    *leads.entry(w).or_default() += 1;
+                }
+            }
+            let body = |l: &str| {
+                indent(l) == 0
+                    && lead(l).is_some_and(|w| leads.get(&w).copied().unwrap_or(0) * 2 > nonblank)
+            };
             let mut cur = 0usize;
             for (i, line) in lines.iter().enumerate() {
                 let n = i + 1;
@@ -353,7 +371,7 @@ impl Headers {
                 if cur > 0 && sections[i] == 0 && !line.trim().is_empty() {
                     sections[i] = cur as u32;
                 }
-                if cur == 0 || line.trim().is_empty() {
+                if cur == 0 || line.trim().is_empty() || body(line) {
                     continue;
                 }
                 let p = parent[i] as usize;
@@ -534,6 +552,28 @@ mod tests {
         // Written fewer times, it opens its records.
         let h = Headers::of("- request:\n    method: GET\n- response:\n    code: 202\n");
         assert_eq!(h.header(4, &it).map(|i| i.line), Some(Some(3)));
+    }
+
+    #[test]
+    fn a_log_line_is_in_no_section_a_multi_line_message_opened() {
+        let mut text = String::new();
+        for k in 0..4 {
+            text.push_str(&format!(
+                "REQ: curl -i http://10.0.0.{k}:9696/v2.0/subnets.json -X GET\n\
+                 RESP: [200] {{'content-length': '{k}'}}\n"
+            ));
+            for j in 0..5 {
+                text.push_str(&format!(
+                    "2015-10-29 10:5{k}:0{j}.141 29022 INFO nova.compute.manager [-] step {j}\n"
+                ));
+            }
+        }
+        let h = Headers::of(&text);
+        let it = Item::line(Section::Evidence, 1, "x", 1.0);
+        // Line 10 is a log line after the second request: it has no header.
+        assert!(h.header(10, &it).is_none(), "{:?}", h.header(10, &it));
+        // The response line is still the request's.
+        assert_eq!(h.header(9, &it).and_then(|i| i.line), Some(8));
     }
 
     #[test]
