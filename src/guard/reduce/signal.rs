@@ -54,7 +54,7 @@ static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|[A-Z][a-z]+Warning\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
 });
 static TOTALS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\btests? run:\s*\d+|\b\d+ (passed|failed)\b|^\s*tests?:\s+\d|\btest result:|\bran \d+ tests?\b|\bbuild (success|failure|failed|successful)\b|\b\d+ examples?, \d+ failures?|\btest suites?:\s+\d|^(ok|fail|failed)\s*(\(|\t)|\b\d+ (tests?|specs?) (completed|passed|failed)").unwrap()
+    Regex::new(r"(?i)\btests? run:\s*\d+|(?:^|[\s,;(\[])\d+ (passed|failed)(?:$|[^:\w])|^\s*tests?:\s+\d|\btest result:|\bran \d+ tests?\b|\bbuild (success|failure|failed|successful)\b|\b\d+ examples?, \d+ failures?|\btest suites?:\s+\d|^(ok|fail|failed)\s*(\(|\t)|\b\d+ (tests?|specs?) (completed|passed|failed)").unwrap()
 });
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^\s*(at\s+\S|\.\.\. \d+ more|File "[^"]+", line \d+|#\d+\s+0x[0-9a-f]+|\d+: 0x[0-9a-f]+)"#).unwrap()
@@ -521,6 +521,19 @@ mod tests {
         assert!(is_totals("==== 2 failed, 7 passed in 0.22s ===="));
         assert!(is_totals("Tests:       1 failed, 41 passed, 42 total"));
         assert!(!is_totals("hello world"));
+        // A number that ends an address or a label's value is no count of failures.
+        assert!(!is_totals(
+            "ioapic: probe of 0000:80:05.4 failed with error -22"
+        ));
+        assert!(!is_totals(
+            "sas: --- Exit sas_scsi_recover_host: busy: 0 failed: 0 tries: 1"
+        ));
+        assert!(crate::guard::reduce::text::totals_failed(
+            "Tests: (2 failed)"
+        ));
+        assert!(!crate::guard::reduce::text::totals_failed(
+            "ioapic: probe of 0000:80:05.4 failed with error -22"
+        ));
         assert!(is_frame("\tat org.apache.Foo.bar(Foo.java:84)"));
         assert!(is_framework_frame(
             "\tat java.base/java.lang.Thread.run(Thread.java:829)"

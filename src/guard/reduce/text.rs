@@ -26,7 +26,7 @@ static TEST_REPORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)=+ test session starts =+|short test summary info|^\s*Tests:\s+\d+|^test result: |^running \d+ tests?$|^\s*(PASS|FAIL)\s+\S+\.(js|ts|tsx|jsx|mjs)\b|^=+ .*\d+ (passed|failed).* in [\d.]+s").unwrap()
 });
 static FAILED_COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b([1-9]\d*) (failed|failing|errors?)\b|\b(failures|errors|failed):\s*([1-9]\d*)|build failure|test result: failed|^\s*FAILED\b").unwrap()
+    Regex::new(r"(?i)(?:^|[\s,;(\[])([1-9]\d*) (failed|failing|errors?)(?:$|[^:\w])|\b(failures|errors|failed):\s*([1-9]\d*)|build failure|test result: failed|^\s*FAILED\b").unwrap()
 });
 
 /// True when at least 30% of the lines look like log records (timestamp or level first).
