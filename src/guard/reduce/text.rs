@@ -214,8 +214,12 @@ const GOING_ON_LINES: usize = 40;
 /// more of the [`GOING_ON_LINES`] above (`gcc -c next.c` among the compile lines) is the
 /// output going on.
 fn continues(lines: &[&str], idx: usize, line: &str) -> bool {
-    if line.starts_with(char::is_whitespace)
-        || !line.starts_with(char::is_alphanumeric)
+    // Indented past the error line (every line of a dmesg without timestamps starts with a
+    // space: none is the one above's continuation for that alone).
+    let own = line.len() - line.trim_start().len();
+    let err = lines[idx].len() - lines[idx].trim_start().len();
+    if own > err
+        || !line.trim_start().starts_with(char::is_alphanumeric)
         || lines[idx].trim_end().ends_with(':')
     {
         return true;

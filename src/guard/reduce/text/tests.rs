@@ -50,6 +50,16 @@ fn the_next_result_of_a_list_is_not_an_error_lines_context() {
         "hint: Updates were rejected because the tip is behind",
     ];
     assert_eq!(context_after(&hint, 0, &never), [1]);
+    // Lines at the error line's own indentation are the next messages, not its context
+    // (a dmesg whose lines all start with a space).
+    let dmesg = [
+        " pci 0000:00:01.0: [8086:0e02] type 01 class 0x060400",
+        " pci 0000:00:02.0: [8086:0e04] type 01 class 0x060400",
+        " pci 0000:00:03.0: [8086:0e08] type 01 class 0x060400",
+        " pci 0000:80:05.4: probe failed with error -22",
+        " pci 0000:00:05.0: [8086:0e28] type 00 class 0x088000",
+    ];
+    assert!(context_after(&dmesg, 3, &never).is_empty());
     assert_eq!(labelled("  Passed: a.java"), Some(2));
     assert_eq!(labelled("src/a.rs:3: error"), None);
 }
