@@ -616,7 +616,10 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
             .collect();
         let scores = normalise(&bm25(ctx.query, &docs));
         for (i, d) in docs.iter().enumerate() {
-            if scores[i] <= 0.0 {
+            // Asked something, a leaf no word of the question names is the walk's order, not
+            // an answer; asked nothing (a hook's call without an intent), the first leaves are
+            // the best guess.
+            if scores[i] <= 0.0 && !ctx.query.is_empty() {
                 continue;
             }
             let path: Vec<&str> = leaves_out[i]

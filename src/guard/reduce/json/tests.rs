@@ -465,4 +465,11 @@ fn a_large_document_without_records_lists_only_the_leaves_the_question_names() {
     assert!(ev.iter().any(|t| t.contains("platform-team")), "{ev:?}");
     // A leaf no word of the question names is the walk's order, not an answer.
     assert!(!ev.iter().any(|t| t.contains("statementMap")), "{ev:?}");
+    // Asked nothing, the first leaves are still shown.
+    let none = Query::new("");
+    let r = reduce(&text, Kind::Json, &ctx(&none)).unwrap();
+    assert!(r
+        .items
+        .iter()
+        .any(|i| i.section == Section::Evidence && i.text.contains("statementMap")));
 }
