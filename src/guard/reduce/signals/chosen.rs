@@ -338,6 +338,7 @@ fn by_field(u: &Units, g: usize, own: Option<usize>, recs: &[usize]) -> Vec<Stri
             .unwrap_or_else(|| unit.fields[k].1.clone())
     };
     let mut shown: Vec<String> = Vec::new();
+    let mut names: HashSet<String> = HashSet::new();
     for &i in recs {
         let unit = &u.units[i];
         let Some(k) = unit.fields.iter().position(|(h, _)| *h == g) else {
@@ -365,7 +366,8 @@ fn by_field(u: &Units, g: usize, own: Option<usize>, recs: &[usize]) -> Vec<Stri
                 show_line_max(&pair_of(unit, j), MAX_NAME_BYTES)
             ));
         }
-        if !shown.iter().any(|x| x.starts_with(&format!("{} (", pair))) {
+        // Each name once, whether shown alone or with its value.
+        if names.insert(pair) {
             shown.push(s);
         }
         let bytes: usize = shown.iter().map(String::len).sum();
