@@ -233,6 +233,20 @@ fn continues(lines: &[&str], idx: usize, line: &str) -> bool {
         < 3
 }
 
+/// True when two lines open with the same source label: their first two words alike, the
+/// second ending in `:` (`mei_me 0000:00:16.0:`, `kernel: usb 1-1:`).
+fn same_source(a: &str, b: &str) -> bool {
+    let two = |l: &str| {
+        let mut w = l.split_whitespace();
+        (w.next().map(str::to_string), w.next().map(str::to_string))
+    };
+    let (x, y) = (two(a), two(b));
+    x == y
+        && x.1
+            .as_deref()
+            .is_some_and(|w| w.len() > 1 && w.ends_with(':'))
+}
+
 /// Lines following an error line worth showing with it: continuation lines, "Caused by", and the
 /// first project (non-framework) stack frames. Returns 0-based indices. A line of the error
 /// line's own labelled shape at its indentation (`Passed: b.java` after `FAILED: a.java`) is
@@ -511,11 +525,23 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
                 if t.sev == Severity::Error && !many_errors {
                     for (k, j) in (ex.saturating_sub(4)..ex - 1).rev().enumerate() {
                         if !lines[j].trim().is_empty() {
+                            // The line just before, from the same source (`mei_me
+                            // 0000:00:16.0: Device doesn't have valid ME Interface` before
+                            // its `initialization failed.`), says why: it goes with the error.
+                            let cause = k == 0 && same_source(lines[j], lines[ex - 1]);
                             items.push(Item::line(
-                                Section::Evidence,
+                                if cause {
+                                    Section::Errors
+                                } else {
+                                    Section::Evidence
+                                },
                                 j + 1,
                                 show_line(lines[j]),
-                                prio / 4.0 + 10.0 * scores[j] - k as f64,
+                                if cause {
+                                    prio - 3.0
+                                } else {
+                                    prio / 4.0 + 10.0 * scores[j] - k as f64
+                                },
                             ));
                         }
                     }

@@ -264,3 +264,36 @@ fn a_count_of_templates_from_100_on_is_marked_as_toolsums_own() {
         fact.text
     );
 }
+
+#[test]
+fn the_line_before_an_error_from_its_own_source_goes_with_it() {
+    let mut text = String::new();
+    for i in 0..30 {
+        text.push_str(&format!(
+            " pci 0000:00:{i:02x}.0: [8086:0e02] type 01 class 0x060400\n"
+        ));
+    }
+    text.push_str(" mei_me 0000:00:16.0: Device doesn't have valid ME Interface\n");
+    text.push_str(" mei_me 0000:00:16.0: initialization failed.\n");
+    text.push_str(" usbcore: registered new interface driver usbfs\n");
+    let lines: Vec<&str> = text.split('\n').collect();
+    let q = Query::new("did any driver fail to initialize?");
+    let ctx = Ctx {
+        query: &q,
+        exit_code: None,
+        bytes: text.len(),
+    };
+    let r = reduce_lines(&lines, Kind::Lines, &ctx);
+    assert!(
+        r.items
+            .iter()
+            .any(|i| i.text.contains("valid ME Interface") && i.section == Section::Errors),
+        "the line before the error goes with it"
+    );
+    assert!(same_source(lines[30], lines[31]));
+    assert!(!same_source(lines[29], lines[31]));
+    assert!(
+        !same_source("a b", "a b"),
+        "a second word without ':' is no source"
+    );
+}
