@@ -234,7 +234,7 @@ fn continues(lines: &[&str], idx: usize, line: &str) -> bool {
 }
 
 /// True when two lines open with the same source label: their first two words alike, the
-/// second ending in `:` (`mei_me 0000:00:16.0:`, `kernel: usb 1-1:`).
+/// second ending in `:` (`mei_me 0000:00:16.0:`, `sd 2:0:1:0:`).
 fn same_source(a: &str, b: &str) -> bool {
     let two = |l: &str| {
         let mut w = l.split_whitespace();
@@ -528,21 +528,12 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
                             // The line just before, from the same source (`mei_me
                             // 0000:00:16.0: Device doesn't have valid ME Interface` before
                             // its `initialization failed.`), says why: it goes with the error.
-                            let cause = k == 0 && same_source(lines[j], lines[ex - 1]);
-                            items.push(Item::line(
-                                if cause {
-                                    Section::Errors
-                                } else {
-                                    Section::Evidence
-                                },
-                                j + 1,
-                                show_line(lines[j]),
-                                if cause {
-                                    prio - 3.0
-                                } else {
-                                    prio / 4.0 + 10.0 * scores[j] - k as f64
-                                },
-                            ));
+                            let (sec, p) = if k == 0 && same_source(lines[j], lines[ex - 1]) {
+                                (Section::Errors, prio - 3.0)
+                            } else {
+                                (Section::Evidence, prio / 4.0 + 10.0 * scores[j] - k as f64)
+                            };
+                            items.push(Item::line(sec, j + 1, show_line(lines[j]), p));
                         }
                     }
                 }

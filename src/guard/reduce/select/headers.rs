@@ -342,8 +342,10 @@ impl Headers {
         let openers = repeat_openers(&lines);
         if !openers.is_empty() {
             // A line of the text's body (a log's timestamped lines: one lead on more than
-            // half of the top-level lines, whatever their length) is a record of its own, not a line
-            // of the section some multi-line message above it opened (`REQ: curl ...`).
+            // half of the top-level lines, whatever their length) is a record of its own, not
+            // a line of the section some multi-line message above it opened (`REQ: curl
+            // ...`). (A third was too few: a BLAST report's rows and an HMMER report's
+            // `Scores` lines lost the section they are in.)
             let mut leads: std::collections::HashMap<String, usize> = Default::default();
             let mut nonblank = 0;
             for l in lines

@@ -296,4 +296,8 @@ fn the_line_before_an_error_from_its_own_source_goes_with_it() {
         !same_source("a b", "a b"),
         "a second word without ':' is no source"
     );
+    assert!(same_source(
+        "sd 2:0:1:0: [sdb] Sense Key : Medium Error",
+        "sd 2:0:1:0: [sdb] tag#0 FAILED Result"
+    ));
 }
