@@ -68,8 +68,10 @@ static CAUSED: LazyLock<Regex> = LazyLock::new(|| {
 static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     // Upper case anywhere near the start; lower or mixed case only as a tag (`[info]`,
     // `<warn>`), or as a line's first word before a colon (`error: ...`). A plain lower-case
-    // word ("due to holdtimer expired error") is prose, judged by the word vocabulary.
-    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(info|debug|trace|notice|warn|warning|error|fatal|critical|severe)\s*:").unwrap()
+    // word ("due to holdtimer expired error") is prose, judged by the word vocabulary. A
+    // compiler's `note:`, `help:` and `= help:` lines advise on the diagnostic above them
+    // (`= help: if this value is `None`, it will panic`): informational, as `info:` is.
+    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(?:=\s*)?(info|debug|trace|notice|warn|warning|error|fatal|critical|severe|note|help|hint)\s*:").unwrap()
 });
 /// A passing test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP `ok 12`, pytest `PASSED`,
 /// `test x ... ok`, `✓`): its name may say "error" (`PASS: plugin error`), the test passed.
@@ -211,7 +213,7 @@ pub fn severity(line: &str) -> Severity {
             .map_or(String::new(), |m| m.as_str().to_ascii_uppercase());
         return match lv.as_str() {
             "WARN" | "WARNING" => Severity::Warn,
-            "INFO" | "DEBUG" | "TRACE" | "NOTICE" => {
+            "INFO" | "DEBUG" | "TRACE" | "NOTICE" | "NOTE" | "HELP" | "HINT" => {
                 if (STRONG_ERROR.is_match(line) || named_error(line)) && !ZERO_COUNT.is_match(line)
                 {
                     Severity::Error
@@ -357,6 +359,23 @@ mod tests {
         ] {
             assert_eq!(severity(l), Severity::Error, "{l}");
         }
+    }
+
+    #[test]
+    fn compiler_notes_and_help_are_no_errors() {
+        assert_eq!(
+            severity("    = help: if this value is `None`, it will panic"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("note: the lint level is defined here: panic"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("help: a ValueError is raised when x fails"),
+            Severity::Error
+        );
+        assert_eq!(severity("error: linking failed"), Severity::Error);
     }
 
     #[test]

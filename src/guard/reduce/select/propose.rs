@@ -405,8 +405,14 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     for (i, x) in errors {
         push(&mut out, Channel::Errors, i, x, None);
         // An error element whose line is only its tag (`<system_message level="3" …
-        // type="ERROR">`) says what went wrong in the text inside it, a line or two below.
-        if let Some(m) = element_message(u, i) {
+        // type="ERROR">`) says what went wrong in the text inside it, a line or two below;
+        // a diagnostic says where on the line below its headline (`  --> src/main.rs:237:9`).
+        // Locations share a template (`--> FILE:N:M`): each waits its turn behind the
+        // distinct errors, as a second unit of one template does.
+        let found = element_message(u, i)
+            .map(|m| (m, None))
+            .or_else(|| error_location(u, i).map(|m| (m, None)));
+        if let Some((m, group)) = found {
             let unit = &u.units[m];
             out.push(Cand {
                 item: Item::line(
@@ -417,7 +423,7 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
                 ),
                 channel: Channel::Errors,
                 score: x * MESSAGE_SHARE,
-                group: None,
+                group,
                 rel: s.rel[m],
             });
         }
@@ -601,6 +607,43 @@ fn element_message(u: &Units, i: usize) -> Option<usize> {
             return None;
         }
         if !markup_only(t) && !tag_line(t) {
+            return Some(m);
+        }
+    }
+    None
+}
+
+/// A source location opening a line, after an optional pointer word: `--> src/main.rs:237:9`,
+/// `at foo (src/x.js:12:5)`, `File "app.py", line 3`, `/src/x.go:12 +0x1d`: a file name with
+/// an extension (after a function's name, if any), then a line number.
+pub(super) static LOCATION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r#"^(?:-->|at|in|from|File)?\s*(?:[\w.$<>]+\s+)?\(?"?[\w.~/\\@+-]*\.[A-Za-z][\w]{0,7}"?(?::\d+|, line \d+)"#,
+    )
+    .expect("location pattern")
+});
+
+/// Longest line (bytes) read as an error's location: a pointer, not a message of its own.
+const LOCATION_LINE_BYTES: usize = 200;
+
+/// For an error line `i`, the line just below it (within [`MESSAGE_LINES`]) that says where:
+/// a [`LOCATION`] line of the same text (embedded lines share the string's anchor; plain lines
+/// follow on), before any other error line. In plain text the line reducer shows such
+/// continuations already; embedded text (a compiler message's `rendered` field in NDJSON)
+/// has no other path to them.
+fn error_location(u: &Units, i: usize) -> Option<usize> {
+    let unit = &u.units[i];
+    if unit.kind != UnitKind::Line {
+        return None;
+    }
+    for (k, m) in (i + 1..(i + 1 + MESSAGE_LINES).min(u.units.len())).enumerate() {
+        let next = &u.units[m];
+        let follows = next.line == unit.line || next.line == unit.line + k + 1;
+        if next.kind != UnitKind::Line || !follows || next.sev != Severity::None {
+            return None;
+        }
+        let t = next.text.trim();
+        if t.len() <= LOCATION_LINE_BYTES && LOCATION.is_match(t) {
             return Some(m);
         }
     }

@@ -646,3 +646,43 @@ fn an_error_elements_message_comes_with_its_tag() {
     assert!(!propose::tag_line("<a href=\"x\">link</a>"));
     assert!(!propose::tag_line("<br/>"));
 }
+
+/// A compiler's diagnostic embedded in NDJSON (cargo's `--message-format json`: each
+/// message's `rendered` text) says where on the line below its headline: the location is
+/// proposed with the error, and its `= help:` advice is not an error of its own.
+#[test]
+fn an_embedded_diagnostic_brings_its_location() {
+    let mut text = String::new();
+    for k in 0..60 {
+        text.push_str(&format!(
+            "{{\"reason\":\"compiler-artifact\",\"package_id\":\"dep{k} 0.1.{k}\",\"fresh\":true}}\n"
+        ));
+    }
+    let rendered = "warning: used `unwrap()` on an `Option` value\n   --> src/udeps.rs:199:21\n    |\n199 |         let issue = it.next().unwrap();\n    |                     ^^^^^^^^^^^^^^^^^^\n    |\n    = help: if this value is `None`, it will panic\n";
+    let msg = serde_json::json!({
+        "reason": "compiler-message",
+        "message": {"rendered": rendered, "level": "warning"}
+    });
+    text.push_str(&format!("{msg}\n"));
+    text.push_str("{\"reason\":\"build-finished\",\"success\":true}\n");
+    let c = generic_candidates(
+        &text,
+        crate::guard::reduce::Kind::Ndjson,
+        "which lint warnings does it report?",
+    );
+    let errors: Vec<&str> = c
+        .iter()
+        .filter(|c| c.item.section == Section::Errors)
+        .map(|c| c.item.text.trim())
+        .collect();
+    assert!(
+        errors.iter().any(|t| t.ends_with("--> src/udeps.rs:199:21")),
+        "{errors:#?}"
+    );
+    assert!(!errors.iter().any(|t| t.starts_with("= help:")), "{errors:#?}");
+    // A location without an error above it is no error's.
+    assert!(propose::LOCATION.is_match("--> src/udeps.rs:199:21"));
+    assert!(propose::LOCATION.is_match("File \"app.py\", line 3, in <module>"));
+    assert!(propose::LOCATION.is_match("at handler (src/server.js:12:5)"));
+    assert!(!propose::LOCATION.is_match("= help: if this value is `None`, it will panic"));
+}
