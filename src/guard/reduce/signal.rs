@@ -70,8 +70,10 @@ static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     // `<warn>`), or as a line's first word before a colon (`error: ...`). A plain lower-case
     // word ("due to holdtimer expired error") is prose, judged by the word vocabulary. A
     // compiler's `note:`, `help:` and `= help:` lines advise on the diagnostic above them
-    // (`= help: if this value is `None`, it will panic`): informational, as `info:` is.
-    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(?:=\s*)?(info|debug|trace|notice|warn|warning|error|fatal|critical|severe|note|help|hint)\s*:").unwrap()
+    // (`= help: if this value is `None`, it will panic`): informational, as `info:` is. Past
+    // a log line's prefix, only a quiet level reads as one (`(corosync_node_name) \tinfo:
+    // Unable to get node name`): `error: 0` there is a count, left to the vocabulary.
+    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(?:=\s*)?(info|debug|trace|notice|warn|warning|error|fatal|critical|severe|note|help|hint)\s*:|(?-i:\s(info|debug|trace|notice|note)\s*:\s)").unwrap()
 });
 /// A passing test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP `ok 12`, pytest `PASSED`,
 /// `test x ... ok`, `✓`): its name may say "error" (`PASS: plugin error`), the test passed.
@@ -208,7 +210,7 @@ pub fn severity(line: &str) -> Severity {
     // An explicit level near the start of a record decides, except for strong error signals
     // (HTTP 4xx/5xx, exceptions) inside INFO/DEBUG records.
     if let Some(c) = LEVEL.captures(crate::guard::reduce::clip_str(line, 120)) {
-        let lv = (1..=3)
+        let lv = (1..=4)
             .find_map(|k| c.get(k))
             .map_or(String::new(), |m| m.as_str().to_ascii_uppercase());
         return match lv.as_str() {
@@ -376,6 +378,20 @@ mod tests {
             Severity::Error
         );
         assert_eq!(severity("error: linking failed"), Severity::Error);
+        // A quiet level past a log line's prefix decides; an error level there is left to
+        // the vocabulary, and a count of none stays clean.
+        assert_eq!(
+            severity("Apr 03 11:01:18 n1 fenced [1944] (corosync_node_name) \tinfo: Unable to get node name for nodeid 1"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("Apr 03 11:01:41 n1 schedulerd[1947] (unpack) \terror: NOTE: Clusters with shared data need STONITH"),
+            Severity::Error
+        );
+        assert_eq!(
+            severity("requests: 100 error: 0 elapsed: 3s"),
+            Severity::None
+        );
     }
 
     #[test]

@@ -676,10 +676,15 @@ fn an_embedded_diagnostic_brings_its_location() {
         .map(|c| c.item.text.trim())
         .collect();
     assert!(
-        errors.iter().any(|t| t.ends_with("--> src/udeps.rs:199:21")),
+        errors
+            .iter()
+            .any(|t| t.ends_with("--> src/udeps.rs:199:21")),
         "{errors:#?}"
     );
-    assert!(!errors.iter().any(|t| t.starts_with("= help:")), "{errors:#?}");
+    assert!(
+        !errors.iter().any(|t| t.starts_with("= help:")),
+        "{errors:#?}"
+    );
     // A location without an error above it is no error's.
     assert!(propose::LOCATION.is_match("--> src/udeps.rs:199:21"));
     assert!(propose::LOCATION.is_match("File \"app.py\", line 3, in <module>"));
