@@ -127,8 +127,37 @@ fn word_match(re: &Regex, line: &str) -> bool {
         // by the regex alone on that side.
         let starts_word = text.first().is_some_and(|c| c.is_ascii_alphanumeric());
         let ends_word = text.last().is_some_and(|c| c.is_ascii_alphanumeric());
-        (!starts_word || !joined_before(m.start())) && (!ends_word || !joined_after(m.end()))
+        (!starts_word || !joined_before(m.start()))
+            && (!ends_word || !joined_after(m.end()))
+            && !mended(&line[..m.start()])
     })
+}
+
+/// Verbs that make the error word after them the object of a change (`Fixed capital error
+/// when handling the submodule's branch`, `handle timeouts and errors`): a commit message or
+/// changelog entry describes a mended or handled error, not one that happened.
+const MENDING: &[&str] = &[
+    "fix", "fixed", "fixes", "fixing", "resolve", "resolved", "resolves", "handle", "handled",
+    "handles", "handling", "avoid", "avoids", "prevent", "prevents", "suppress", "silence",
+];
+
+/// Words of a mending verb's object looked back over, the verb included (`fixed a rare
+/// race` is three).
+const MENDING_REACH: usize = 3;
+
+/// True when one of the last [`MENDING_REACH`] words of `before` (the text ahead of an error
+/// word) is one of [`MENDING`].
+fn mended(before: &str) -> bool {
+    before
+        .split_whitespace()
+        .rev()
+        .take(MENDING_REACH)
+        .any(|w| {
+            let w = w
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_ascii_lowercase();
+            MENDING.contains(&w.as_str())
+        })
 }
 
 /// True when the line names a class of error (`ValueError: bad`, `java.io.IOException`), not
@@ -361,6 +390,28 @@ mod tests {
         ] {
             assert_eq!(severity(l), Severity::Error, "{l}");
         }
+    }
+
+    #[test]
+    fn a_mended_error_is_no_error() {
+        // Commit messages and changelog entries describe errors fixed or handled.
+        assert_eq!(
+            severity("8d0aa1e 8e0e315 Sebastian <s@x> 1290280591 +0100\tcommit: submodule: Fixed capital error when handling the branch"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("* handle timeouts and errors in the poller"),
+            Severity::None
+        );
+        // Further on, or another error word not mended, the line stays an error.
+        assert_eq!(
+            severity("fixed the config; the next build failed again"),
+            Severity::Error
+        );
+        assert_eq!(
+            severity("error: could not fix the lockfile"),
+            Severity::Error
+        );
     }
 
     #[test]
