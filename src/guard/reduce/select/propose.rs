@@ -407,12 +407,9 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         // An error element whose line is only its tag (`<system_message level="3" …
         // type="ERROR">`) says what went wrong in the text inside it, a line or two below;
         // a diagnostic says where on the line below its headline (`  --> src/main.rs:237:9`).
-        // Locations share a template (`--> FILE:N:M`): each waits its turn behind the
-        // distinct errors, as a second unit of one template does.
-        let found = element_message(u, i)
-            .map(|m| (m, None))
-            .or_else(|| error_location(u, i).map(|m| (m, None)));
-        if let Some((m, group)) = found {
+        // Neither is grouped by its template: each comes right after its own error (queued
+        // behind the distinct errors as a template's second unit, the locations lost: dev -1).
+        if let Some(m) = element_message(u, i).or_else(|| error_location(u, i)) {
             let unit = &u.units[m];
             out.push(Cand {
                 item: Item::line(
@@ -423,7 +420,7 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
                 ),
                 channel: Channel::Errors,
                 score: x * MESSAGE_SHARE,
-                group,
+                group: None,
                 rel: s.rel[m],
             });
         }

@@ -685,7 +685,8 @@ fn an_embedded_diagnostic_brings_its_location() {
         !errors.iter().any(|t| t.starts_with("= help:")),
         "{errors:#?}"
     );
-    // A location without an error above it is no error's.
+    // The location pattern: a pointer word, a function's name or neither, then a file with
+    // an extension and a line number; advice is none.
     assert!(propose::LOCATION.is_match("--> src/udeps.rs:199:21"));
     assert!(propose::LOCATION.is_match("File \"app.py\", line 3, in <module>"));
     assert!(propose::LOCATION.is_match("at handler (src/server.js:12:5)"));
