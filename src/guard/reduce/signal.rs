@@ -71,9 +71,10 @@ static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     // word ("due to holdtimer expired error") is prose, judged by the word vocabulary. A
     // compiler's `note:`, `help:` and `= help:` lines advise on the diagnostic above them
     // (`= help: if this value is `None`, it will panic`): informational, as `info:` is. Past
-    // a log line's prefix, only a quiet level reads as one (`(corosync_node_name) \tinfo:
-    // Unable to get node name`): `error: 0` there is a count, left to the vocabulary.
-    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(?:=\s*)?(info|debug|trace|notice|warn|warning|error|fatal|critical|severe|note|help|hint)\s*:|(?-i:\s(info|debug|trace|notice|note)\s*:\s)").unwrap()
+    // a log line's prefix (after a tab or a closing `)`, `]` or `>`), only a quiet level reads
+    // as one (`(corosync_node_name) \tinfo: Unable to get node name`): `error: 0` there is a
+    // count, left to the vocabulary, and in prose (`see the note: it failed`) no level is.
+    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(?:=\s*)?(info|debug|trace|notice|warn|warning|error|fatal|critical|severe|note|help|hint)\s*:|(?-i:(?:[)\]>]\s*|\t)(info|debug|trace|notice|note)\s*:\s)").unwrap()
 });
 /// A passing test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP `ok 12`, pytest `PASSED`,
 /// `test x ... ok`, `✓`): its name may say "error" (`PASS: plugin error`), the test passed.
@@ -106,7 +107,8 @@ static EXIT_CODE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// True when `re` (the plain-word error vocabulary) matches `line` as a word of its own: not inside a name joined by `-`, `.`,
-/// `/` or `_` (a package `command-not-found`, a file `error_log.c`, a module `is-error`).
+/// `/` or `_` (a package `command-not-found`, a file `error_log.c`, a module `is-error`), and
+/// not as the object of a mending verb ([`mended`]: `fixed capital error`).
 fn word_match(re: &Regex, line: &str) -> bool {
     let b = line.as_bytes();
     let glue = |c: u8| c == b'-' || c == b'_' || c == b'/' || c.is_ascii_alphanumeric();
@@ -442,6 +444,11 @@ mod tests {
         assert_eq!(
             severity("requests: 100 error: 0 elapsed: 3s"),
             Severity::None
+        );
+        // In prose a quiet word before a colon is no level.
+        assert_eq!(
+            severity("see the build note: linking failed"),
+            Severity::Error
         );
     }
 
