@@ -5,6 +5,13 @@
 //! returns to column 0 so later text overwrites earlier text (progress bars keep only their last
 //! frame); `ESC[K` erases; backspace moves back one column. `\r\n` is a newline. Columns are
 //! counted in chars, not display cells (a CJK char counts as one column).
+//!
+//! One input line stays one output line (line numbers point into the saved file), so a move to
+//! another screen row (`ESC[24;1H`, `ESC[1B`: a full-screen program's redraw) cannot be drawn
+//! where it goes: the text after it starts a new stretch of the line, one space after what is
+//! there, and the erases and column moves after it act on that stretch only. Without this,
+//! htop's `Tasks: 363` then (on row 24) `1:htop*` read as `Tasks: 3631:htop*`, a number the
+//! output never showed (session 31, a raw PTY recording).
 
 use std::borrow::Cow;
 
@@ -31,10 +38,10 @@ pub fn clean(text: &str) -> Cow<'_, str> {
                     it.next();
                     line.flush(&mut out, true);
                 } else {
-                    line.cursor = 0;
+                    line.cursor = line.start;
                 }
             }
-            '\x08' => line.cursor = line.cursor.saturating_sub(1),
+            '\x08' => line.cursor = line.cursor.saturating_sub(1).max(line.start),
             '\x07' => {}
             '\x1b' => match it.peek().copied() {
                 Some('[') => {
@@ -73,6 +80,9 @@ struct Line {
     cells: Vec<char>,
     /// Column where the next character lands.
     cursor: usize,
+    /// Column where the current screen row's stretch starts: 0, or past the text drawn before
+    /// the last move to another row (see the module docs).
+    start: usize,
 }
 
 impl Line {
@@ -97,11 +107,23 @@ impl Line {
             out.push('\n');
         }
         self.cursor = 0;
+        self.start = 0;
+    }
+
+    /// A move to another screen row: what follows starts a new stretch, one space after the
+    /// text drawn so far (none when there is none, or it already ends in a space).
+    fn next_row(&mut self) {
+        if self.cells.last().is_some_and(|c| *c != ' ') {
+            self.cells.push(' ');
+        }
+        self.start = self.cells.len();
+        self.cursor = self.start;
     }
 }
 
 /// Consumes a CSI sequence after `ESC [` (parameters, intermediates, final byte) and applies the
-/// few that change what a line shows: `K` (erase in line) and `G`/`C`/`D` (cursor column).
+/// few that change what a line shows: `K` (erase in line), `G`/`C`/`D` (cursor column), and
+/// the moves to another row (`H`/`f` with a row, `d`, `A`/`B`/`E`/`F`: [`Line::next_row`]).
 fn csi(it: &mut std::iter::Peekable<std::str::Chars<'_>>, line: &mut Line) {
     let mut params = String::new();
     while let Some(&c) = it.peek() {
@@ -121,21 +143,30 @@ fn csi(it: &mut std::iter::Peekable<std::str::Chars<'_>>, line: &mut Line) {
                 };
                 match c {
                     'K' => match n(0) {
-                        0 => line.cells.truncate(line.cursor),
+                        0 => line.cells.truncate(line.cursor.max(line.start)),
                         1 => {
                             let end = (line.cursor + 1).min(line.cells.len());
-                            line.cells[..end].iter_mut().for_each(|x| *x = ' ');
+                            let from = line.start.min(end);
+                            line.cells[from..end].iter_mut().for_each(|x| *x = ' ');
                         }
-                        _ => line.cells.clear(),
+                        _ => line.cells.truncate(line.start),
                     },
-                    'G' => line.cursor = (n(1).max(1) - 1).min(line.max_cursor()),
+                    'G' => {
+                        line.cursor = (line.start + n(1).max(1) - 1)
+                            .min(line.max_cursor())
+                            .max(line.start)
+                    }
+                    'A' | 'B' | 'E' | 'F' | 'd' => line.next_row(),
+                    // `ESC[H`, `ESC[1;5H`: a move to row 1 is a move too (the row drawn
+                    // before is not known).
+                    'H' | 'f' => line.next_row(),
                     'C' => {
                         line.cursor = line
                             .cursor
                             .saturating_add(n(1).max(1))
                             .min(line.max_cursor())
                     }
-                    'D' => line.cursor = line.cursor.saturating_sub(n(1).max(1)),
+                    'D' => line.cursor = line.cursor.saturating_sub(n(1).max(1)).max(line.start),
                     _ => {}
                 }
                 return;
@@ -247,6 +278,23 @@ mod tests {
         let c = clean("a\x1b[99999999Gb\x1b[99999999Cc");
         assert!(c.len() < 2 * MAX_COLUMN, "{}", c.len());
         assert!(c.starts_with('a') && c.ends_with('c'));
+    }
+
+    #[test]
+    fn a_move_to_another_row_keeps_the_words_apart() {
+        // htop's header, then its status bar on row 24: no `3631` out of `363` and `1:htop*`.
+        assert_eq!(
+            clean("Tasks: \x1b[1m363\x1b[24;1H\x1b[43m1:htop*"),
+            "Tasks: 363 1:htop*"
+        );
+        assert_eq!(clean("a\x1b[1Bb\x1b[2dc\x1b[Hd"), "a b c d");
+        // An erase after the move erases that row's text, not the row drawn before it.
+        assert_eq!(clean("kept\x1b[1A\x1b[2Knew"), "kept new");
+        assert_eq!(clean("kept\x1b[1A\x1b[Knew\rN"), "kept New");
+        // A column move counts from the stretch's start.
+        assert_eq!(clean("ab\x1b[2;1Hx\x1b[3Gy"), "ab x y");
+        // Columns on one row still overwrite as before.
+        assert_eq!(clean("abc\x1b[2Gx"), "axc");
     }
 
     #[test]
