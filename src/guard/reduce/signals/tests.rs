@@ -275,6 +275,28 @@ fn a_slot_count_a_field_states_is_stated_once() {
 }
 
 #[test]
+fn a_slots_values_are_counted_only_when_asked_about_or_nothing_is_asked() {
+    // A log line's clock is its variable part: asked why a node left, its counts answer
+    // nothing; asked nothing, they are shown; asked about the values, they are shown.
+    let text: String = (0..60)
+        .map(|i| format!("11:02:{:02} node left the ring\n", i % 4))
+        .collect();
+    let u = build(&text, Kind::Log);
+    let counted = |q: &str| {
+        facts(
+            &u,
+            &Query::new(q),
+            &crate::guard::reduce::select::Headers::default(),
+        )
+        .iter()
+        .any(|x| x.text.starts_with("values in lines like"))
+    };
+    assert!(!counted("why did the node leave the cluster"));
+    assert!(counted(""));
+    assert!(counted("how many at 11:02:03"));
+}
+
+#[test]
 fn a_nested_texts_first_and_last_lines_have_a_position() {
     // A command envelope whose stdout is long: the document's own first and last units are
     // its keys; the stream's last line (how far it got) must rank with them.
