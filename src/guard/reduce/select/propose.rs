@@ -342,6 +342,7 @@ fn head_of(pair: &str, max: usize) -> Option<String> {
 pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand> {
     let mut out = Vec::new();
     let n = u.units.len();
+    let named_ids = units_naming_ids(u, q);
     let push = |out: &mut Vec<Cand>, ch: Channel, i: usize, score: f64, prefix: Option<&str>| {
         let unit = &u.units[i];
         // A bare unit says nothing, unless it is salient or the output's last (`PASS`).
@@ -378,8 +379,12 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
             score,
             // Records of one shape are the normal case, not near copies; nor are the lines a
             // value the question names picks (each `state = Idle` line is one answer).
-            group: (unit.kind != UnitKind::Record && !s.picked.contains(&i))
-                .then_some(unit.template),
+            // Nor are the few lines that hold an id the question writes (`b80.f`, `yv0.g`
+            // and `er3.f`, three lines of one template: each is one of its answers).
+            group: (unit.kind != UnitKind::Record
+                && !s.picked.contains(&i)
+                && !named_ids.contains(&i))
+            .then_some(unit.template),
             rel: s.rel[i],
         });
     };
@@ -694,4 +699,54 @@ pub fn from_kind(items: Vec<Item>, q: &Query) -> Vec<Cand> {
             rel,
         })
         .collect()
+}
+
+/// Most units an id the question writes may be held by for them to be its answers rather
+/// than a listing of it (a node named in 103 lines of a cluster log).
+const MAX_ID_UNITS: usize = 5;
+
+/// True for a word of the question that is an id, not a word: letters and digits together
+/// (`b80.f`, `15sp1-2`, `CVE-2024-6345`, `users/20`), at least 3 chars.
+fn id_like(name: &str) -> bool {
+    name.chars().count() >= 3
+        && name.chars().any(|c| c.is_ascii_digit())
+        && name.chars().any(|c| c.is_alphabetic())
+}
+
+/// The units holding, as a whole token ([`Query::names_in`]), an id the question writes
+/// ([`id_like`]) that at most [`MAX_ID_UNITS`] units hold.
+fn units_naming_ids(u: &Units, q: &Query) -> HashSet<usize> {
+    let mut out = HashSet::new();
+    let ids: Vec<(usize, String)> = q
+        .names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| id_like(n))
+        .map(|(k, n)| (k, n.to_ascii_lowercase()))
+        .collect();
+    if ids.is_empty() {
+        return out;
+    }
+    let mut holders: Vec<Vec<usize>> = vec![Vec::new(); ids.len()];
+    for (i, unit) in u.units.iter().enumerate() {
+        let lower = unit.text.to_ascii_lowercase();
+        let maybe: Vec<usize> = (0..ids.len())
+            .filter(|&j| holders[j].len() <= MAX_ID_UNITS && lower.contains(ids[j].1.as_str()))
+            .collect();
+        if maybe.is_empty() {
+            continue;
+        }
+        let found = q.names_in(&unit.text);
+        for j in maybe {
+            if found.contains(&ids[j].0) {
+                holders[j].push(i);
+            }
+        }
+    }
+    for h in holders {
+        if h.len() <= MAX_ID_UNITS {
+            out.extend(h);
+        }
+    }
+    out
 }

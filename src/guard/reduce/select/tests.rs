@@ -592,6 +592,37 @@ fn every_line_a_negated_value_picks_is_shown_though_they_share_a_template() {
     }
 }
 
+#[test]
+fn every_line_holding_an_id_the_question_writes_is_shown_though_they_share_a_template() {
+    // An obfuscation map: 300 class lines of one template; the question names four of the
+    // obfuscated names, each an answer (the relevance channel alone takes 3 of a template).
+    let mut text = String::new();
+    for i in 0..300 {
+        text.push_str(&format!(
+            "com.example.pkg{}.Widget{i}Renderer -> q{i}.f:\n    void draw():{}:{} -> a\n",
+            i % 7,
+            i + 10,
+            i + 10
+        ));
+    }
+    let kind = crate::guard::reduce::Kind::Lines;
+    let c = generic_candidates(
+        &text,
+        kind,
+        "The stack trace has frames in q17.f, q120.f, q201.f and q299.f; which classes are they?",
+    );
+    let out = select_with(c, 600, &Bytes, &Policy::default(), &Headers::default());
+    let shown: Vec<&str> = out.iter().map(|i| i.text.as_str()).collect();
+    for i in [17, 120, 201, 299] {
+        assert!(
+            shown
+                .iter()
+                .any(|t| t.contains(&format!("Widget{i}Renderer -> q{i}.f:"))),
+            "{i}: {shown:?}"
+        );
+    }
+}
+
 /// An error element whose line is only its tag is shown with the text inside it: what went
 /// wrong is on the lines below the tag, not in its attributes.
 #[test]
