@@ -18,9 +18,10 @@ pub enum Severity {
 static LEVEL_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(ERROR|FATAL|CRITICAL|SEVERE|PANIC|EMERG|ALERT|FAIL|FAILED|FAILURE|Error|Fatal|Exception|Traceback)\b|\[(error|crit|alert|emerg)\]|level=(error|fatal|critical)|##\[error\]").unwrap()
 });
-/// A class of error or exception (`ValueError`, `java.io.IOException`).
+/// A class of error or exception (`ValueError`, `java.io.IOException`): a word that starts with
+/// a capital; `processCompositionError`, `onError` are methods named for one.
 static NAMED_ERROR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[A-Za-z]+(Exception|Error)\b").unwrap());
+    LazyLock::new(|| Regex::new(r"\b[A-Z][A-Za-z]*(Exception|Error)\b").unwrap());
 static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|segfault|sig(segv|abrt|bus|ill|fpe)|access violation|exc_bad_access|crashed|crash reason|problematic frame|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file|undefined reference|undefined symbols?|multiple definition of|unresolved external symbol)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
 });
@@ -346,6 +347,28 @@ mod tests {
         );
         // A class name that only ends in the word is none.
         assert_eq!(severity("import forewarning_lib"), Severity::None);
+    }
+
+    /// An error or exception class starts with a capital (`IOError`,
+    /// `java.lang.IllegalStateException`); a method whose name ends in the word
+    /// (`processCompositionError`, `onError`: an R8 mapping's members) names no error.
+    #[test]
+    fn a_method_named_for_an_error_is_no_error() {
+        assert_eq!(
+            severity(
+                "  244:246:void a.Recomposer.processCompositionError$default(a.B,int):764 -> i"
+            ),
+            Severity::None
+        );
+        assert_eq!(
+            severity("    void onError(java.lang.Throwable) -> b"),
+            Severity::None
+        );
+        assert_eq!(
+            severity("java.lang.IllegalStateException: no looper"),
+            Severity::Error
+        );
+        assert_eq!(severity("raised IOError on read"), Severity::Error);
     }
 
     /// A setting whose name holds an error word reports configuration, not an event; the same
