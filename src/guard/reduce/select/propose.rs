@@ -36,6 +36,13 @@ const NEXT_LINE_HITS: usize = 8;
 const NEXT_LINE_LABEL_BYTES: usize = 80;
 /// A next line's score, as a share of its match's.
 const NEXT_LINE_SHARE: f64 = 0.8;
+/// Best matches whose next unit is proposed whatever it is (not only a label's value line):
+/// dev +3 with 2, 4 or 8 (a BIND statistics dump's `<InUse>` and `<TotalUse>` after the
+/// counter the question names), every holdout batch the same or +1; the next line of a
+/// match's previous line too: dev +1 (session 31).
+const NEXT_UNIT_HITS: usize = 2;
+/// Score of such a next unit, as a share of its match's (0.3: dev +2; 0.8: the same as 0.5).
+const NEXT_UNIT_SHARE: f64 = 0.5;
 /// Lines of one template for its first and last to be no position candidates.
 const REPEATED_LINES: usize = 5;
 /// Bytes of a record shown in part: the fields that matter, not the first ones.
@@ -448,25 +455,37 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         // The line right after one of the best matches, when it is not a match itself: a
         // label's value on the next line (`msgid "Search Results"` / `msgstr "Résultats…"`).
         let unit = &u.units[i];
-        if k < NEXT_LINE_HITS
+        let label = k < NEXT_LINE_HITS
             && unit.kind == UnitKind::Line
-            && unit.text.len() <= NEXT_LINE_LABEL_BYTES
-            && i + 1 < n
+            && unit.text.len() <= NEXT_LINE_LABEL_BYTES;
+        if i + 1 >= n || s.rel[i + 1] >= MIN_REL {
+            continue;
+        }
+        let next = &u.units[i + 1];
+        if label
+            && next.kind == UnitKind::Line
+            && next.line == unit.line + 1
+            && next.template != unit.template
         {
-            let next = &u.units[i + 1];
-            if next.kind == UnitKind::Line
-                && next.line == unit.line + 1
-                && s.rel[i + 1] < MIN_REL
-                && next.template != unit.template
-            {
-                push(
-                    &mut out,
-                    Channel::Relevance,
-                    i + 1,
-                    x * NEXT_LINE_SHARE,
-                    None,
-                );
-            }
+            push(
+                &mut out,
+                Channel::Relevance,
+                i + 1,
+                x * NEXT_LINE_SHARE,
+                None,
+            );
+        }
+        if k < NEXT_UNIT_HITS && next.line <= unit.line + 1 {
+            // After the very best matches, the next unit whatever it is, on the same line or
+            // the next (a statistic's value element after the one that names it, a message's
+            // second line), when it is not a match itself.
+            push(
+                &mut out,
+                Channel::Relevance,
+                i + 1,
+                x * NEXT_UNIT_SHARE,
+                None,
+            );
         }
     }
     for (i, x) in top(&|i| (s.rare[i] >= MIN_RARE).then(|| s.rare[i] + 0.3 * s.rel[i])) {

@@ -623,6 +623,29 @@ fn every_line_holding_an_id_the_question_writes_is_shown_though_they_share_a_tem
     }
 }
 
+#[test]
+fn the_best_matchs_next_line_comes_with_it() {
+    // A statistics listing: each counter's description (a line too long to be a label), then
+    // its readings on a line of their own, not indented below it.
+    let mut text = String::new();
+    for i in 0..200 {
+        text.push_str(&format!(
+            "counter c{i} (resident set of the worker pool, in bytes, sampled every 10 s by the agent):\n\
+             current={} peak={}\n",
+            1000 + i * 37,
+            2000 + i * 41
+        ));
+    }
+    let kind = crate::guard::reduce::Kind::Lines;
+    let c = generic_candidates(&text, kind, "How much is counter c117 at?");
+    let out = select_with(c, 300, &Bytes, &Policy::default(), &Headers::default());
+    let shown: Vec<&str> = out.iter().map(|i| i.text.as_str()).collect();
+    assert!(
+        shown.iter().any(|t| t.contains("current=5329 peak=6797")),
+        "{shown:?}"
+    );
+}
+
 /// An error element whose line is only its tag is shown with the text inside it: what went
 /// wrong is on the lines below the tag, not in its attributes.
 #[test]
