@@ -38,8 +38,8 @@ const NEXT_LINE_LABEL_BYTES: usize = 80;
 const NEXT_LINE_SHARE: f64 = 0.8;
 /// Best matches whose next unit is proposed whatever it is (not only a label's value line):
 /// dev +3 with 2, 4 or 8 (a BIND statistics dump's `<InUse>` and `<TotalUse>` after the
-/// counter the question names), every holdout batch the same or +1; the next line of a
-/// match's previous line too: dev +1 (session 31).
+/// counter the question names), every holdout batch the same or +1; with the unit before
+/// the match as well: dev +1 only (session 31).
 const NEXT_UNIT_HITS: usize = 2;
 /// Score of such a next unit, as a share of its match's (0.3: dev +2; 0.8: the same as 0.5).
 const NEXT_UNIT_SHARE: f64 = 0.5;
