@@ -123,7 +123,7 @@ impl Line {
 
 /// Consumes a CSI sequence after `ESC [` (parameters, intermediates, final byte) and applies the
 /// few that change what a line shows: `K` (erase in line), `G`/`C`/`D` (cursor column), and
-/// the moves to another row (`H`/`f` with a row, `d`, `A`/`B`/`E`/`F`: [`Line::next_row`]).
+/// the moves to another row (`H`/`f`, `d`, `A`/`B`/`E`/`F`: [`Line::next_row`]).
 fn csi(it: &mut std::iter::Peekable<std::str::Chars<'_>>, line: &mut Line) {
     let mut params = String::new();
     while let Some(&c) = it.peek() {
