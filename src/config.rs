@@ -18,7 +18,7 @@
 //! | `prefill_budget` | `TOOLSUM_PREFILL_BUDGET` | 1,500 | tool tokens in the prompt |
 //! | `max_new_tokens` | `TOOLSUM_MAX_NEW_TOKENS` | 256 | generated tokens |
 //! | `preview_chars` | `TOOLSUM_PREVIEW_CHARS` | 2,000 | head and tail chars of a preview |
-//! | `model_ms` | `TOOLSUM_MODEL_MS` | 8,000 | time the model may spend on one summary (ms) |
+//! | `model_ms` | `TOOLSUM_MODEL_MS` | 4,500 | time the model may spend on one summary (ms) |
 //! | `deadline_ms` | `TOOLSUM_DEADLINE_MS` | 60,000 | per-request deadline (ms) |
 //! | `queue_capacity` | `TOOLSUM_QUEUE_CAPACITY` | 16 | model jobs waiting before `overloaded` |
 //! | `max_connections` | `TOOLSUM_MAX_CONNECTIONS` | 64 | concurrent client connections |

@@ -60,10 +60,14 @@ pub struct Limits {
     pub max_new_tokens: usize,
     /// Characters (Unicode scalar values) of head and of tail in a preview (default 2,000 each).
     pub preview_chars: usize,
-    /// Time the model may spend on one summary (ms, default 8,000): the model's input and
+    /// Time the model may spend on one summary (ms, default 4,500): the model's input and
     /// output are sized from the engine's measured prefill/decode speeds to fit it, so a summary
     /// answers in about this time whatever the request's (hard) deadline. 0 = no model, the
-    /// reduction alone. Chosen for the issue's p50 <= 10 s end-to-end target on a 2-core CPU.
+    /// reduction alone. Chosen for issue 17's p50 <= 5 s end-to-end target on a 2-core CPU:
+    /// counting and the reduction take about 0.3 s, and on a CPU that prefills only ~234 tok/s
+    /// the former 8 s let the model read ~1,200 tokens and put the p50 at 5.1 s, while its
+    /// picks and Status moved no fact (dev 546 with it, 547 without; docs/BENCHMARKS.md,
+    /// session 32). A faster CPU or a GPU still reads the whole `prefill_budget` in this time.
     pub model_ms: u64,
 }
 
@@ -75,7 +79,7 @@ impl Default for Limits {
             prefill_budget: 1_500,
             max_new_tokens: 256,
             preview_chars: 2_000,
-            model_ms: 8_000,
+            model_ms: 4_500,
         }
     }
 }

@@ -68,10 +68,11 @@ pub const INITIAL_PREFILL_TOK_PER_S: f64 = 1_000.0;
 /// As [`INITIAL_PREFILL_TOK_PER_S`], for decode.
 pub const INITIAL_DECODE_TOK_PER_S: f64 = 40.0;
 /// Floors of the measured rates, so a slow spell never sizes every later request out of the
-/// model (at the default 8 s `model_ms`, these still leave room for a minimal request).
+/// model: at the default 4.5 s `model_ms` (90% of it planned), a minimal request at these
+/// rates needs 3.6 s (200 tokens read at 100 tok/s, 32 written at 20 tok/s), so it still fits.
 pub const MIN_PREFILL_TOK_PER_S: f64 = 100.0;
 /// As [`MIN_PREFILL_TOK_PER_S`], for decode.
-pub const MIN_DECODE_TOK_PER_S: f64 = 10.0;
+pub const MIN_DECODE_TOK_PER_S: f64 = 20.0;
 /// Weight of a new measurement in the rates' moving average.
 const EWMA: f64 = 0.3;
 
