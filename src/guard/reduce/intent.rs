@@ -142,6 +142,13 @@ const LEAST: &[&str] = &[
     "least", "smallest", "lowest", "fastest", "shortest", "minimum", "min", "fewest", "cheapest",
     "low", "small", "short", "fast", "cheap", "zero",
 ];
+/// Phrases that ask for the most negative numbers, read as the lowest: (phrase, its reading).
+const NEGATIVE_MOST: &[(&str, &str)] = &[
+    ("most negative", "lowest"),
+    ("more negative", "lower"),
+    ("largest negative", "lowest"),
+    ("biggest negative", "lowest"),
+];
 /// Words that ask whether something out of the ordinary is there.
 const ANOMALY: &[&str] = &[
     "any",
@@ -236,7 +243,11 @@ const OUTCOME: &[&str] = &[
 impl Asks {
     /// Reads `intent`.
     pub fn of(intent: &str) -> Self {
-        let lower = intent.to_lowercase();
+        // "The most negative energy" is the lowest one: the ranking's side is the number's,
+        // not the word "most"'s.
+        let lower = NEGATIVE_MOST
+            .iter()
+            .fold(intent.to_lowercase(), |l, (from, to)| l.replace(from, to));
         let words: Vec<String> = tokenize(&lower);
         let has = |list: &[&str]| {
             list.iter().any(|w| {
@@ -356,6 +367,14 @@ mod tests {
         let q = Asks::of("which sites declared an unusual event?");
         assert!(!q.outcome && !q.why);
         assert!(Asks::of("which datastores are low on free space?").least);
+    }
+
+    #[test]
+    fn the_most_negative_numbers_are_the_lowest() {
+        let a = Asks::of("At which times does the column reach its most negative values?");
+        assert!(a.least && !a.most);
+        let a = Asks::of("Which step has the most negative energy, and which the highest?");
+        assert!(a.least && a.most);
     }
 
     #[test]
