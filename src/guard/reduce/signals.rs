@@ -35,7 +35,7 @@ pub use each::section_firsts;
 use extremes::extreme_field;
 pub(crate) use extremes::line_ref;
 use fields::slot_dist;
-pub use fields::{field_dists, number, Dist};
+pub use fields::{field_dists, number, tagged_number, Dist};
 pub use mining::{facts, shown_path, Fact};
 pub use scoped::named_section;
 
@@ -470,6 +470,12 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     // Values per field, numbers or not: a field whose values are mostly not numbers (package
     // versions `1.1.1d-0+deb10u4`, with a date-like `20180224.1` among them) is no measure.
     let mut values = vec![0usize; u.fields.len()];
+    // Numbers named in their value (`NM:i:25`, in whichever column a row writes it), by name.
+    #[allow(clippy::type_complexity)]
+    let mut by_tag: std::collections::BTreeMap<
+        String,
+        (Series, std::collections::BTreeMap<usize, usize>),
+    > = Default::default();
     for (i, unit) in u.units.iter().enumerate() {
         for (f, v) in &unit.fields {
             if placeholder(v) || !written.insert((*f, unit.fields.as_slice())) {
@@ -478,6 +484,10 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             values[*f] += 1;
             if let Some(x) = number(v) {
                 by_field.entry(*f).or_default().push((x, i));
+            } else if let Some((tag, x)) = tagged_number(v) {
+                let (vals, cols) = by_tag.entry(tag.to_string()).or_default();
+                vals.push((x, i));
+                *cols.entry(*f).or_default() += 1;
             }
         }
     }
@@ -497,6 +507,19 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             ranked.push((r.0, name.clone(), r.1, Some(f), lo));
         }
     }
+    for (tag, (vals, cols)) in by_tag
+        .into_iter()
+        .filter(|(_, v)| v.0.len() >= MIN_FIELD_UNITS)
+    {
+        let d = Dist::series(&tag, vals.len());
+        // The column most rows write it in, whose value a record shown in part keeps.
+        let col = cols
+            .into_iter()
+            .max_by_key(|&(f, n)| (n, std::cmp::Reverse(f)));
+        if let Some(r) = extreme_field(&tag, vals, &d, q, lo, top_n, asks.ranked()) {
+            ranked.push((r.0, tag, r.1, col.map(|c| c.0), lo));
+        }
+    }
     // Slots of line templates ("took 350ms", "pause 12.5ms").
     for (ti, t) in u.templates.iter().enumerate() {
         if t.count < MIN_FIELD_UNITS || t.shaped {
@@ -510,6 +533,10 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             // another).
             let mut series: std::collections::BTreeMap<Vec<String>, Series> =
                 std::collections::BTreeMap::new();
+            // Numbers named in their own token (`NM:i:25`): a series per name, whatever
+            // else the slot holds on other lines.
+            let mut tagged: std::collections::BTreeMap<String, Series> =
+                std::collections::BTreeMap::new();
             for (i, unit) in u.units.iter().enumerate().filter(|(_, x)| x.template == ti) {
                 let mut k = 0;
                 let mut val = None;
@@ -518,6 +545,11 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                     if tt[p] == "<*>" {
                         if k == slot {
                             val = number(tok).filter(|_| !extremes::line_ref(tok));
+                            if let Some((name, x)) =
+                                val.is_none().then(|| tagged_number(tok)).flatten()
+                            {
+                                tagged.entry(name.to_string()).or_default().push((x, i));
+                            }
                         } else if number(tok).is_none() && !tok.chars().any(|c| c.is_ascii_digit())
                         {
                             words.push(tok.to_string());
@@ -579,6 +611,16 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             // counted as unnamed: that cost the `_d` holdout 2 facts.
             let unnamed = no_word;
             let literal = label.as_str();
+            for (name, vals) in tagged
+                .into_iter()
+                .filter(|(_, v)| v.len() >= MIN_FIELD_UNITS)
+            {
+                let d = Dist::series(&name, vals.len());
+                if let Some(r) = extreme_field(&name, vals, &d, q, lo, top_n, asks.ranked()) {
+                    let shown = format!("{name} (in lines like L{})", t.first);
+                    ranked.push((r.0 * 0.9, shown, r.1, None, lo));
+                }
+            }
             for (words, mut vals) in series {
                 vals.sort_by_key(|v| v.1);
                 let label = if words.is_empty() {

@@ -14,6 +14,25 @@ const MAX_CATEGORIES: usize = 16;
 /// Most distinct integer values of a categorical field (HTTP statuses, exit codes, levels).
 const MAX_NUMERIC_CATEGORIES: usize = 8;
 
+/// A number written with its name in one token (`NM:i:25`, `ino:45163`, `retries=3`): the
+/// name (before the last `:` or `=`; it starts with a letter and holds letters, digits and
+/// `_ - :`) and the number after it, as [`number`] reads it. `None` for any other token: a
+/// clock time (`12:30:45`), and a source line (`(ClassLoader.java:52)`, whose name has a dot:
+/// a line number is no measure).
+pub fn tagged_number(tok: &str) -> Option<(&str, f64)> {
+    let tok = tok.trim_matches(['"', '\'', '(', ')', '[', ']', ',', ';']);
+    let at = tok.rfind([':', '='])?;
+    let (name, v) = (&tok[..at], &tok[at + 1..]);
+    let named = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':'));
+    if !named || v.is_empty() || !v.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+        return None;
+    }
+    number(v).map(|x| (name, x))
+}
+
 /// A number with an optional unit suffix, normalised (bytes, seconds); `None` for text.
 /// "350ms" -> 0.35, "2.1G" -> 2.1e9, "15%" -> 15, "7:53.61" -> 473.61, "1,234" -> 1234.
 pub fn number(v: &str) -> Option<f64> {

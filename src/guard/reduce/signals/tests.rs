@@ -733,3 +733,46 @@ fn the_best_nested_record_brings_its_few_siblings() {
         assert!(rel_of(&format!("metric_3_{k}")) < 0.1);
     }
 }
+
+#[test]
+fn numbers_named_in_their_token() {
+    assert_eq!(tagged_number("NM:i:25"), Some(("NM:i", 25.0)));
+    assert_eq!(tagged_number("ino:45163"), Some(("ino", 45163.0)));
+    assert_eq!(tagged_number("retries=3,"), Some(("retries", 3.0)));
+    assert_eq!(tagged_number("12:30:45"), None);
+    assert_eq!(tagged_number("(ClassLoader.java:52)"), None);
+    assert_eq!(tagged_number("MD:Z:57C0C1"), None);
+    assert_eq!(tagged_number("cgroup:/system.slice"), None);
+}
+
+#[test]
+fn the_largest_number_named_in_its_token_is_an_extreme_in_any_column() {
+    let mut text = String::new();
+    for i in 0..40 {
+        let nm = if i == 17 { 28 } else { i % 3 };
+        // The aligner writes its tags in two orders.
+        let tags = if i % 2 == 0 {
+            format!("AS:i:{}\tNM:i:{nm}", 90 + i % 7)
+        } else {
+            format!("NM:i:{nm}\tAS:i:{}", 90 + i % 7)
+        };
+        text.push_str(&format!(
+            "read{i}.{}\t0\tchrI\t{}\t60\t100M\t{tags}\n",
+            1000 + i,
+            100 + i
+        ));
+    }
+    let u = build(&text, Kind::Lines);
+    let q = Query::new("Which reads have the highest edit distance (NM)?");
+    let asks = Asks::of("Which reads have the highest edit distance (NM)?");
+    let s = score(&u, &q, &asks);
+    let top = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert!(
+        u.units[top].text.starts_with("read17."),
+        "{}",
+        u.units[top].text
+    );
+    assert!(s.ext_why[&top].contains("NM:i"), "{}", s.ext_why[&top]);
+}
