@@ -36,6 +36,8 @@ pub const LONG_LINE_BYTES: usize = 1_200;
 /// Target size of one part of a long line (bytes); a part ends at a separator when one lies in
 /// its last third.
 pub const PART_BYTES: usize = 300;
+/// Longest first token a line cut around its matches keeps before the cut (bytes).
+const HEAD_TOKEN_BYTES: usize = 48;
 /// Bytes of a unit's text used for scoring (longer ones are scored on their start).
 const SCORE_BYTES: usize = 1_200;
 /// Most units built from one input: beyond it lines are sampled evenly (keeps a 16 MiB input
@@ -246,6 +248,15 @@ impl Unit {
         }
         let mut out = String::new();
         if a > 0 {
+            // A row's first token names it when it is an id (a read `SRR065390.25192538`, a
+            // request `req-42`: letters and digits): kept when short.
+            let head = t.split_whitespace().next().unwrap_or("");
+            let id =
+                head.chars().any(|c| c.is_ascii_digit()) && head.chars().any(char::is_alphabetic);
+            if id && head.len() <= HEAD_TOKEN_BYTES && head.len() < a {
+                out.push_str(head);
+                out.push(' ');
+            }
             out.push_str(super::CUT_MARK);
             out.push(' ');
         }

@@ -723,3 +723,26 @@ fn a_map_of_records_names_each_member_by_its_key_line() {
     let u = build(&serde_json::to_string_pretty(&doc).unwrap(), Kind::Json);
     assert!(u.units.iter().all(|x| x.kind != UnitKind::Line));
 }
+
+#[test]
+fn a_line_cut_around_its_matches_keeps_the_id_it_starts_with() {
+    let seq = "ACGT".repeat(120);
+    let line = format!("SRR065390.25192538\t0\tchrI\t95\t{seq}\tXM:i:25\tNM:i:28");
+    let u = build(&line, Kind::Lines);
+    let q = crate::guard::reduce::rank::Query::new("Which reads have the highest NM?");
+    let shown = u.units[0].display(&q);
+    assert!(
+        shown.starts_with(&format!(
+            "SRR065390.25192538 {}",
+            crate::guard::reduce::CUT_MARK
+        )),
+        "{shown}"
+    );
+    assert!(shown.ends_with("NM:i:28"), "{shown}");
+    // A first token that is no id (a word) is not kept.
+    let line = format!("pair\t0\tchrI\t95\t{seq}\tNM:i:28");
+    let u = build(&line, Kind::Lines);
+    assert!(u.units[0]
+        .display(&q)
+        .starts_with(crate::guard::reduce::CUT_MARK));
+}
