@@ -85,10 +85,23 @@ const OWN_WORDS: &[&str] = &[
     "numbers of the",
 ];
 
-/// True when `sentence` repeats our prompt's own words rather than the output's.
+/// True when `sentence` repeats our prompt's own words rather than the output's, or copies an
+/// excerpt as we number it (`1. L33: "method": "POST"`: our `L<n>: ` prefix, which the output
+/// never writes; a Status that lists excerpts says nothing of its own).
 pub fn leaks(sentence: &str) -> bool {
     let lower = sentence.to_lowercase();
-    OWN_WORDS.iter().any(|w| lower.contains(w))
+    OWN_WORDS.iter().any(|w| lower.contains(w)) || copies_excerpt_prefix(sentence)
+}
+
+/// True when `s` holds `L<digits>: ` starting a word, as [`user_message`] writes an excerpt.
+fn copies_excerpt_prefix(s: &str) -> bool {
+    let b = s.as_bytes();
+    (0..b.len()).any(|i| {
+        b[i] == b'L' && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) && {
+            let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            digits > 0 && b[i + 1 + digits..].starts_with(b": ")
+        }
+    })
 }
 
 #[cfg(test)]
@@ -118,5 +131,7 @@ mod tests {
         assert!(leaks("Excerpt 3 shows the answer."));
         assert!(leaks("Copy names, numbers, paths exactly as written."));
         assert!(!leaks("The build failed at src/main.rs:12 with E0308."));
+        assert!(leaks("1. L33: \"method\": \"POST\", 2."));
+        assert!(!leaks("The build failed at L33 and CL12: see TOOL12: no."));
     }
 }
