@@ -16,6 +16,7 @@ use super::{clip_str, Item, MUST};
 use crate::backend::TokenCounter;
 
 mod calls;
+mod focus;
 mod headers;
 mod metrics;
 mod named;

@@ -146,9 +146,9 @@ fn a_records_embedded_json_copy_gives_way_to_the_pairs_that_answer() {
         rec.item.text
     );
     assert!(!rec.item.text.contains("apiVersion"), "{}", rec.item.text);
-    assert!(propose::embedded_json(&format!("\"config\": \"{copy}\"")));
-    assert!(!propose::embedded_json("\"name\": \"app2\""));
-    assert!(!propose::embedded_json("\"note\": \"{not json\""));
+    assert!(focus::embedded_json(&format!("\"config\": \"{copy}\"")));
+    assert!(!focus::embedded_json("\"name\": \"app2\""));
+    assert!(!focus::embedded_json("\"note\": \"{not json\""));
 }
 
 /// A record shown under Errors shows the pair that put it there: a deprecated flag deep in a
@@ -254,4 +254,45 @@ fn an_xml_leaf_with_attributes_bridges_the_pairs_around_it() {
         "{}",
         rec.item.text
     );
+}
+
+#[test]
+fn the_top_extreme_on_a_short_line_brings_its_block() {
+    // Alignment blocks: a score line over the two rows it scores, a blank line between blocks.
+    let mut text = String::new();
+    for i in 0..30 {
+        let score = if i == 17 {
+            100_358
+        } else {
+            20_000 + (i * 7_919) % 31 * 1_000
+        };
+        text.push_str(&format!(
+            "a score={score}\ns human {} 300 + 70000 ACGTACGTAC\ns cow   {} 290 + 66001 ACGTTCGTAC\n\n",
+            1000 + i * 400,
+            2000 + i * 380
+        ));
+    }
+    let intent = "Which alignment block has the highest score?";
+    let u = crate::guard::reduce::units::build(&text, crate::guard::reduce::Kind::Lines);
+    let q = crate::guard::reduce::rank::Query::new(intent);
+    let asks = crate::guard::reduce::intent::Asks::of(intent);
+    let s = crate::guard::reduce::signals::score(&u, &q, &asks);
+    let c = candidates(&u, &s, &[], &q);
+    let top = c
+        .iter()
+        .find(|x| x.channel == Channel::Extreme && x.item.text.contains("a score=100358"))
+        .expect("the top score is an extreme");
+    let line = top.item.line.unwrap();
+    for (k, row) in ["s human 7800 300", "s cow  8460 290"].iter().enumerate() {
+        let b = c
+            .iter()
+            .find(|x| x.channel == Channel::Extreme && x.item.line == Some(line + 1 + k))
+            .unwrap_or_else(|| panic!("line {} of the block", line + 1 + k));
+        assert!(b.item.text.starts_with(row), "{}", b.item.text);
+        assert!(b.score > 0.9 * top.score && b.group.is_none());
+    }
+    // The next block's score line is not part of it.
+    assert!(!c
+        .iter()
+        .any(|x| x.channel == Channel::Extreme && x.item.line == Some(line + 4)));
 }

@@ -2,14 +2,14 @@
 //! rarity, extremes, position, facts) rank the units by their signals, a record shown in part by
 //! the fields that matter; the kind channel takes the kind reducer's items.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use super::{Cand, Channel};
-use crate::guard::reduce::rank::{bm25, tokenize, Query};
-use crate::guard::reduce::signal::{severity, Severity};
+use crate::guard::reduce::rank::{bm25, Query};
+use crate::guard::reduce::signal::Severity;
 use crate::guard::reduce::signals::{Fact, Scores};
-use crate::guard::reduce::units::{Field, Unit, UnitKind, Units};
-use crate::guard::reduce::{show_line_max, Item, Section, CUT_MARK, MUST};
+use crate::guard::reduce::units::{UnitKind, Units};
+use crate::guard::reduce::{Item, Section, MUST};
 
 /// Most candidates one generic channel proposes.
 const PER_CHANNEL: usize = 40;
@@ -43,308 +43,12 @@ const NEXT_LINE_SHARE: f64 = 0.8;
 const NEXT_UNIT_HITS: usize = 2;
 /// Score of such a next unit, as a share of its match's (0.3: dev +2; 0.8: the same as 0.5).
 const NEXT_UNIT_SHARE: f64 = 0.5;
+/// Lines after the top extreme, when it is a short line, shown as its block (session 32).
+const EXTREME_BLOCK_LINES: usize = 2;
+/// Score of such a block line, as a share of its extreme's.
+const EXTREME_BLOCK_SHARE: f64 = 0.99;
 /// Lines of one template for its first and last to be no position candidates.
 const REPEATED_LINES: usize = 5;
-/// Bytes of a record shown in part: the fields that matter, not the first ones.
-const FOCUS_BYTES: usize = 300;
-
-/// Keys that say which record it is (shown with any field of it that matters).
-const IDENTITY_KEYS: &[&str] = &[
-    "name",
-    "id",
-    "title",
-    "key",
-    "path",
-    "file",
-    "filename",
-    "uri",
-    "url",
-    "type",
-    "kind",
-    "package",
-    "module",
-    "test",
-    "testname",
-    "classname",
-    "rule",
-    "ruleid",
-    "rule_id",
-    "check_id",
-    "cve",
-    "vulnerabilityid",
-    "severity",
-    "status",
-    "state",
-    "level",
-    "message",
-    "msg",
-    "error",
-    "reason",
-    "detail",
-    "evalue",
-    "host",
-    "address",
-    "resource",
-    "address",
-    "label",
-    "code",
-    "version",
-    "number",
-    "no",
-];
-
-/// A record's text for the summary: whole when short, else the pairs that matter to this
-/// unit: the ones that made it rare or extreme, the ones with the intent's words or an error,
-/// and the ones naming the record, within [`FOCUS_BYTES`]. A record whose rendering was cut
-/// short (a long value stopped it) is shown by its pairs too, however short the cut text.
-fn focus_text(unit: &Unit, fields: &[Field], hot: Option<&Vec<usize>>, q: &Query) -> String {
-    let cut = unit.text.ends_with(CUT_MARK);
-    if unit.pairs.is_empty() || (unit.text.len() <= FOCUS_BYTES && !cut) {
-        return unit.display(q);
-    }
-    // A query word in most of the record's pairs (`github` in every URL of a GitHub API
-    // record) says nothing about which pair matters.
-    let toks: Vec<Vec<String>> = unit.pairs.iter().map(|p| tokenize(p)).collect();
-    let mut spread: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for t in &toks {
-        let mut seen = HashSet::new();
-        for w in t.iter().filter(|w| q.has(w)) {
-            if seen.insert(w.as_str()) {
-                *spread.entry(w.as_str()).or_default() += 1;
-            }
-        }
-    }
-    let common = (unit.pairs.len() / 3).max(6);
-    // The pair's key (the last word of its field's name, a JSON path's last key, a column
-    // header's last word: `Site Name`, `En No`; else as the pair writes it) and its depth in
-    // the record (dots and slashes in the field's name).
-    let keys: Vec<(String, usize)> = unit
-        .pairs
-        .iter()
-        .enumerate()
-        .map(|(k, p)| match unit.fields.get(k) {
-            Some(f) => {
-                let name = &fields[f.0].name;
-                let key = name
-                    .rsplit(['.', '/', ' '])
-                    .next()
-                    .unwrap_or("")
-                    .trim_end_matches("[]")
-                    .to_ascii_lowercase();
-                (key, name.matches(['.', '/']).count())
-            }
-            None => (
-                p.trim_start_matches(['"', '\\'])
-                    .split(['"', '\\'])
-                    .next()
-                    .unwrap_or("")
-                    .to_ascii_lowercase(),
-                0,
-            ),
-        })
-        .collect();
-    let names = |key: &str| IDENTITY_KEYS.contains(&key) || key.ends_with("name");
-    // The record's own names are its shallowest naming keys: a repository's `name`, not its
-    // `owner.id`; a wrapper's `data.display_name` when the record is `{kind, data: {...}}`.
-    // `type` and `kind` class a record rather than name it: they set no depth.
-    let name_depth = keys
-        .iter()
-        .filter(|(k, _)| names(k) && !matches!(k.as_str(), "type" | "kind"))
-        .map(|&(_, d)| d)
-        .min()
-        .unwrap_or(0);
-    // The one that names it best: a title or a `...name` first (what a reader calls the
-    // record), then the other naming keys in [`IDENTITY_KEYS`] order.
-    let rank_of = |key: &str| {
-        if key == "title" || key.ends_with("name") && key != "name" {
-            0
-        } else {
-            1 + IDENTITY_KEYS
-                .iter()
-                .position(|k| *k == key)
-                .unwrap_or(IDENTITY_KEYS.len())
-        }
-    };
-    let best_name = keys
-        .iter()
-        .enumerate()
-        .filter(|(_, (k, d))| {
-            *d == name_depth && names(k) && !matches!(k.as_str(), "type" | "kind")
-        })
-        .min_by_key(|(i, (k, _))| (rank_of(k), *i))
-        .map(|(i, _)| i);
-    let mut scored: Vec<(f64, usize)> = unit
-        .pairs
-        .iter()
-        .enumerate()
-        .map(|(k, p)| {
-            let (key, depth) = &keys[k];
-            let mut sc = 0.0;
-            if Some(k) == best_name {
-                sc += 2.0;
-            } else if names(key)
-                && (*depth == name_depth || *depth == 0 && matches!(key.as_str(), "type" | "kind"))
-            {
-                sc += 1.0;
-            }
-            if k == 0 {
-                sc += 0.8;
-            }
-            let words = toks[k]
-                .iter()
-                .filter(|t| q.has(t) && spread.get(t.as_str()).is_none_or(|&n| n <= common))
-                .count();
-            sc += 1.5 * words.min(3) as f64;
-            if hot.is_some_and(|h| h.contains(&unit.fields[k].0)) {
-                sc += 3.0;
-            }
-            // The pair that makes the record an error or a warning is why it is shown under
-            // Errors: it is shown with it, like a rare value.
-            let sev = severity(p);
-            if sev != Severity::None && sev == unit.sev {
-                sc += SEVERE_PAIR;
-            } else if sev == Severity::Error {
-                sc += 1.0;
-            }
-            // A string holding a JSON document (`last-applied-configuration`: a copy of the
-            // record itself) is walked as units of its own; in the record it only eats the
-            // room of the pairs that answer.
-            if embedded_json(p) {
-                sc -= EMBEDDED_PENALTY;
-            }
-            (sc, k)
-        })
-        .filter(|(sc, _)| *sc > 0.0)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut keep = Vec::new();
-    let mut heads: HashMap<usize, String> = HashMap::new();
-    let mut bytes = 0;
-    // A value already shown under another key (`k8s-app`, `serviceAccountName` and a selector
-    // all `kube-dns`, like the record's name) says nothing new: its room goes to the next pair.
-    let mut values: HashSet<&str> = HashSet::new();
-    for (sc, k) in scored {
-        let value = unit
-            .fields
-            .get(k)
-            .map(|f| f.1.as_str())
-            .filter(|v| v.len() >= MIN_SAME_VALUE);
-        let is_hot = hot.is_some_and(|h| unit.fields.get(k).is_some_and(|f| h.contains(&f.0)));
-        if let Some(v) = value {
-            if !values.insert(v) && !is_hot {
-                continue;
-            }
-        }
-        let len = unit.pairs[k].len() + 2;
-        if bytes + len > FOCUS_BYTES && !keep.is_empty() {
-            // A long free-text pair that matters (its intent words, or the value that made
-            // the record rare) shows its head in the room left: a description's title.
-            let room = FOCUS_BYTES.saturating_sub(bytes);
-            if sc >= 1.5 && room >= MIN_HEAD_BYTES {
-                if let Some(h) = head_of(&unit.pairs[k], room) {
-                    bytes += h.len() + 2;
-                    heads.insert(k, h);
-                    keep.push(k);
-                }
-            }
-            continue;
-        }
-        bytes += len;
-        keep.push(k);
-    }
-    // A short pair between two kept ones is kept too: the run reads as the file writes it
-    // (`"event": …, "status": …, "conclusion": "failure"`), for little more than the ` … `.
-    keep.sort_unstable();
-    let mut bridged = Vec::new();
-    for w in keep.windows(2) {
-        // The pairs between two kept ones: one pair, or one pair written for a leaf and
-        // each of its attributes (an XML element's text and `format="..."`).
-        let gap = w[0] + 1..w[1];
-        let k = gap.start;
-        if gap.is_empty()
-            || heads.contains_key(&w[0])
-            || gap.clone().any(|j| unit.pairs[j] != unit.pairs[k])
-            || !bridges(&unit.pairs[k], unit.fields.get(k).map(|f| f.1.as_str()))
-            || unit.pairs[k].contains(CUT_MARK)
-        {
-            continue;
-        }
-        let len = unit.pairs[k].len() + 2;
-        if bytes + len <= FOCUS_BYTES + FOCUS_BYTES / 5 {
-            bytes += len;
-            bridged.extend(gap);
-        }
-    }
-    keep.extend(bridged);
-    // A pair too long for the focus (a free-text column taken first) is cut in the middle.
-    let shown = unit.render_pairs_with(&keep, &heads);
-    if shown.len() > 2 * FOCUS_BYTES {
-        show_line_max(&shown, 2 * FOCUS_BYTES)
-    } else {
-        shown
-    }
-}
-
-/// Shortest value (bytes) that a second pair repeating it is not shown for ([`focus_text`]):
-/// `true`, `0` and `us` repeat by chance, a name does not.
-const MIN_SAME_VALUE: usize = 4;
-
-/// What a pair holding an embedded JSON document loses in [`focus_text`]'s ranking: more
-/// than the intent's words give it, less than a rare or extreme value (3.0).
-const EMBEDDED_PENALTY: f64 = 2.5;
-
-/// True for a pair whose value is a string holding JSON (`"config": "{\"a\":1, …`), as the
-/// file writes it (escaped quotes).
-pub(super) fn embedded_json(pair: &str) -> bool {
-    let Some(p) = pair.find("\":") else {
-        return false;
-    };
-    let v = pair[p + 2..].trim_start();
-    ["\"{\\\"", "\"[{\\\"", "\"[\\\""]
-        .iter()
-        .any(|o| v.starts_with(o))
-}
-
-/// What the pair that gives a record its severity adds in [`focus_text`]'s ranking: as much
-/// as a rare or extreme value, so an Errors line shows its error.
-const SEVERE_PAIR: f64 = 3.0;
-
-/// Longest pair (bytes) kept to join the two kept pairs around it into one run.
-const BRIDGE_BYTES: usize = 40;
-
-/// True for a pair short enough to bridge two kept ones: at most [`BRIDGE_BYTES`], or a short
-/// value whose markup (an XML element's tags and attributes written twice) makes the pair long:
-/// `<admin-status format="Enabled">up</admin-status>`.
-fn bridges(pair: &str, value: Option<&str>) -> bool {
-    pair.len() <= BRIDGE_BYTES
-        || pair.len() <= 2 * BRIDGE_BYTES && value.is_some_and(|v| v.len() <= BRIDGE_BYTES / 4)
-}
-
-/// Fewest bytes of room worth showing the head of a long pair in.
-const MIN_HEAD_BYTES: usize = 48;
-
-/// The head of `pair` within `max` bytes, cut between words and marked [`CUT_MARK`]; cut
-/// before a quote the head leaves open (the quoted string would not be the input's); `None`
-/// when too little is left, or only a key (a JSON pair cut before its value's quote).
-fn head_of(pair: &str, max: usize) -> Option<String> {
-    let budget = max.saturating_sub(CUT_MARK.len() + 1);
-    let mut head = super::clip_str(pair, budget);
-    if head.len() < pair.len() {
-        if let Some(p) = head.rfind(' ') {
-            head = &head[..p];
-        }
-    }
-    for q in ['"', '`'] {
-        if head.matches(q).count() % 2 == 1 {
-            head = &head[..head.rfind(q).unwrap_or(0)];
-        }
-    }
-    // An escaped quote's backslash goes with it (`\"text` inside a JSON string).
-    let head = head.trim_end_matches(['\\', ' ']);
-    (head.len() >= MIN_HEAD_BYTES / 2 && !head.ends_with([':', '=']))
-        .then(|| format!("{head} {CUT_MARK}"))
-}
-
 /// The candidates of the generic channels: units by each signal, and the mined facts.
 pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand> {
     let mut out = Vec::new();
@@ -369,7 +73,7 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         } else {
             s.hot.get(&i)
         };
-        let shown = focus_text(unit, &u.fields, hot, q);
+        let shown = super::focus::focus_text(unit, &u.fields, hot, q);
         // A nested record says whose it is (the outermost record's name), unless it shows it.
         let shown = if unit.parent.is_empty() || shown.contains(unit.parent.trim_end_matches(',')) {
             shown
@@ -491,12 +195,39 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     for (i, x) in top(&|i| (s.rare[i] >= MIN_RARE).then(|| s.rare[i] + 0.3 * s.rel[i])) {
         push(&mut out, Channel::Rare, i, x, None);
     }
-    for (i, x) in top(&|i| (s.ext[i] >= MIN_EXT).then(|| s.ext[i] + 0.2 * s.rel[i])) {
+    let extremes = top(&|i| (s.ext[i] >= MIN_EXT).then(|| s.ext[i] + 0.2 * s.rel[i]));
+    for (k, &(i, x)) in extremes.iter().enumerate() {
         let why = s.ext_why.get(&i).map(String::as_str);
         push(&mut out, Channel::Extreme, i, x, why);
         // An extreme of a field the intent names answers it, whatever the row's own words.
         if let Some(c) = out.last_mut() {
             c.rel = c.rel.max(s.ext[i]);
+        }
+        // The top extreme on a short line heads a block (`a score=100358` over the two rows
+        // it scores): the block's next lines say what it is.
+        let unit = &u.units[i];
+        if k == 0 && unit.kind == UnitKind::Line && unit.text.len() <= NEXT_LINE_LABEL_BYTES {
+            // The first unit of each next line (a long line is cut into parts).
+            let mut line = unit.line;
+            for j in i + 1..n {
+                let next = &u.units[j];
+                if next.line == line {
+                    continue;
+                }
+                if next.line != line + 1
+                    || line - unit.line >= EXTREME_BLOCK_LINES
+                    || !matches!(next.kind, UnitKind::Line | UnitKind::Part)
+                    || next.template == unit.template
+                {
+                    break;
+                }
+                line = next.line;
+                // Right after the extreme, each its own block's line, not a near copy.
+                push(&mut out, Channel::Extreme, j, x * EXTREME_BLOCK_SHARE, None);
+                if let Some(c) = out.last_mut().filter(|c| c.item.line == Some(next.line)) {
+                    c.group = None;
+                }
+            }
         }
     }
     // The first and last units, unless they are one more of a line repeated all through the
