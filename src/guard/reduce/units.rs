@@ -253,7 +253,9 @@ impl Unit {
             let head = t.split_whitespace().next().unwrap_or("");
             let id =
                 head.chars().any(|c| c.is_ascii_digit()) && head.chars().any(char::is_alphabetic);
-            if id && head.len() <= HEAD_TOKEN_BYTES && head.len() < a {
+            // Wholly before the window (after any indentation), so nothing is shown twice.
+            let head_end = t.len() - t.trim_start().len() + head.len();
+            if id && head.len() <= HEAD_TOKEN_BYTES && head_end < a {
                 out.push_str(head);
                 out.push(' ');
             }
