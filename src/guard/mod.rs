@@ -67,7 +67,8 @@ pub struct Limits {
     /// counting and the reduction take about 0.3 s, and on a CPU that prefills only ~234 tok/s
     /// the former 8 s let the model read ~1,200 tokens and put the p50 at 5.1 s, while its
     /// picks and Status moved no fact (dev 546 with it, 547 without; docs/BENCHMARKS.md,
-    /// session 32). A faster CPU or a GPU still reads the whole `prefill_budget` in this time.
+    /// session 32). A CPU that prefills ~650 tok/s or more (decoding ~60), or a GPU, still reads
+    /// the whole `prefill_budget` in this time.
     pub model_ms: u64,
 }
 
