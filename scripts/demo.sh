@@ -11,6 +11,8 @@ input=${1:-tests/corpus/ci_05.log}
 tool=${2:-Bash}
 intent=${3:-Why did this CI run fail? Name the failing step, file and error.}
 scripts/fetch-models.sh small >&2
+# The release binary (a no-op when it is up to date; about 5 to 8 minutes on a fresh 2-core box).
+cargo build --release --quiet >&2
 bin=${CARGO_TARGET_DIR:-target}/release/toolsum
 session=$(mktemp -d "${TMPDIR:-/tmp}/toolsum-demo.XXXXXX")
 sock="$session/run/toolsum.sock"
