@@ -42,7 +42,7 @@ pub fn plan(n: &dyn Narrator, budget: &SummaryBudget) -> Result<Plan, String> {
         let need = (MIN_MODEL_INPUT + PROMPT_OVERHEAD) as f64 / p + MIN_NEW_TOKENS as f64 / d;
         if left < need {
             return Err(format!(
-                "deadline: {:.0} ms left, the model needs at least {:.0} ms",
+                "deadline (model_ms or the request's deadline_ms): {:.0} ms left, the model needs at least {:.0} ms",
                 left * 1000.0,
                 need * 1000.0
             ));
