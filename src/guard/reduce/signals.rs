@@ -471,11 +471,8 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     // versions `1.1.1d-0+deb10u4`, with a date-like `20180224.1` among them) is no measure.
     let mut values = vec![0usize; u.fields.len()];
     // Numbers named in their value (`NM:i:25`, in whichever column a row writes it), by name.
-    #[allow(clippy::type_complexity)]
-    let mut by_tag: std::collections::BTreeMap<
-        String,
-        (Series, std::collections::BTreeMap<usize, usize>),
-    > = Default::default();
+    let mut by_tag: std::collections::BTreeMap<String, (Series, HashMap<usize, usize>)> =
+        Default::default();
     for (i, unit) in u.units.iter().enumerate() {
         for (f, v) in &unit.fields {
             if placeholder(v) || !written.insert((*f, unit.fields.as_slice())) {
@@ -533,10 +530,6 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             // another).
             let mut series: std::collections::BTreeMap<Vec<String>, Series> =
                 std::collections::BTreeMap::new();
-            // Numbers named in their own token (`NM:i:25`): a series per name, whatever
-            // else the slot holds on other lines.
-            let mut tagged: std::collections::BTreeMap<String, Series> =
-                std::collections::BTreeMap::new();
             for (i, unit) in u.units.iter().enumerate().filter(|(_, x)| x.template == ti) {
                 let mut k = 0;
                 let mut val = None;
@@ -545,11 +538,6 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                     if tt[p] == "<*>" {
                         if k == slot {
                             val = number(tok).filter(|_| !extremes::line_ref(tok));
-                            if let Some((name, x)) =
-                                val.is_none().then(|| tagged_number(tok)).flatten()
-                            {
-                                tagged.entry(name.to_string()).or_default().push((x, i));
-                            }
                         } else if number(tok).is_none() && !tok.chars().any(|c| c.is_ascii_digit())
                         {
                             words.push(tok.to_string());
@@ -611,16 +599,6 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             // counted as unnamed: that cost the `_d` holdout 2 facts.
             let unnamed = no_word;
             let literal = label.as_str();
-            for (name, vals) in tagged
-                .into_iter()
-                .filter(|(_, v)| v.len() >= MIN_FIELD_UNITS)
-            {
-                let d = Dist::series(&name, vals.len());
-                if let Some(r) = extreme_field(&name, vals, &d, q, lo, top_n, asks.ranked()) {
-                    let shown = format!("{name} (in lines like L{})", t.first);
-                    ranked.push((r.0 * 0.9, shown, r.1, None, lo));
-                }
-            }
             for (words, mut vals) in series {
                 vals.sort_by_key(|v| v.1);
                 let label = if words.is_empty() {
