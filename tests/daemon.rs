@@ -398,6 +398,22 @@ fn real_daemon_end_to_end() {
         String::from_utf8_lossy(&second.stderr)
     );
 
+    // `toolsum status` shows the limits the daemon applies: its own setting and the defaults.
+    let st = Command::new(util::bin())
+        .args(["status", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let st: Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(st["limits"]["max_new_tokens"], json!(48), "{st}");
+    assert_eq!(st["limits"]["token_limit"], json!(15_000), "{st}");
+    assert!(st["limits"]["model_ms"].as_u64().is_some(), "{st}");
+
     // Pass-through is byte-identical (ANSI escapes and all).
     let small = "\x1b[31mFAILED\x1b[0m tests/a.rs: 1 failed\n\tüñí ✓\n";
     let (r, _) = cli_guard(&socket, &session, "Bash", small.as_bytes(), &[]);

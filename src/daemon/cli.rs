@@ -80,9 +80,20 @@ pub struct AskArgs {
 /// `toolsum status [--socket PATH]` and `toolsum stop [--socket PATH]`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SocketArgs {
-    /// Settings (only `--socket` matters here).
-    #[command(flatten)]
-    pub config: ConfigLayer,
+    /// Daemon socket path (default: as `serve` resolves it, from `TOOLSUM_SOCKET`, the
+    /// config file or the runtime dir).
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
+}
+
+impl SocketArgs {
+    /// The settings these flags name: the socket, over the environment and config file.
+    fn config(self) -> Result<Config, crate::config::ConfigError> {
+        Config::load(ConfigLayer {
+            socket: self.socket,
+            ..ConfigLayer::default()
+        })
+    }
 }
 
 /// Runs `serve`.
@@ -201,7 +212,7 @@ pub fn ask_cmd(a: AskArgs) -> anyhow::Result<()> {
 /// # Errors
 /// No daemon answers.
 pub fn status_cmd(a: SocketArgs) -> anyhow::Result<()> {
-    let v = status_cli(&Config::load(a.config)?)?;
+    let v = status_cli(&a.config()?)?;
     println!("{}", serde_json::to_string_pretty(&v)?);
     Ok(())
 }
@@ -211,7 +222,7 @@ pub fn status_cmd(a: SocketArgs) -> anyhow::Result<()> {
 /// # Errors
 /// No daemon answers.
 pub fn stop_cmd(a: SocketArgs) -> anyhow::Result<()> {
-    let v = shutdown_cli(&Config::load(a.config)?)?;
+    let v = shutdown_cli(&a.config()?)?;
     println!("{v}");
     Ok(())
 }

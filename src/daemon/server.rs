@@ -116,6 +116,15 @@ pub fn percentile(v: &[f64], p: f64) -> f64 {
     s[rank.clamp(1, s.len()) - 1]
 }
 
+/// The `limits` object of `status`: the defaults a request's own fields override (the
+/// [`Limits`] fields, in tokens, characters and ms, and `deadline_ms`), so a user sees which
+/// outputs pass through unchanged and how long a summary may take.
+fn limits_json(s: &ServerSettings) -> Value {
+    let mut v = serde_json::to_value(s.limits).unwrap_or_else(|_| json!({}));
+    v["deadline_ms"] = s.deadline_ms.into();
+    v
+}
+
 /// Resident set size of this process (bytes), from `VmRSS` in `/proc/self/status`; `None`
 /// where that file does not exist.
 pub fn rss_bytes() -> Option<u64> {
@@ -241,6 +250,7 @@ impl Server {
                 "p95": percentile(&lat, 95.0),
                 "samples": lat.len(),
             },
+            "limits": limits_json(&self.settings),
             "engine": engine,
             "rss_bytes": rss_bytes(),
         });
