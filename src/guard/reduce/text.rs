@@ -252,6 +252,11 @@ fn same_source(a: &str, b: &str) -> bool {
 /// line's own labelled shape at its indentation (`Passed: b.java` after `FAILED: a.java`) is
 /// the list's next result, not this one's context, and ends it.
 pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> bool) -> Vec<usize> {
+    // A line reporting an exit status ends what failed: what follows is the next step (a CI
+    // runner's `Post job cleanup.` after `Process completed with exit code 1.`).
+    if signal::exit_code(lines[idx]).is_some() {
+        return Vec::new();
+    }
     let sibling_at = labelled(lines[idx]);
     let mut out = Vec::new();
     let mut project_frames = 0;

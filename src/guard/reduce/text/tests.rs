@@ -29,6 +29,20 @@ fn lines_with_different_labels_are_different_templates() {
 }
 
 #[test]
+fn an_exit_status_line_has_no_context_after_it() {
+    let never = |_: usize| false;
+    let ci = [
+        "##[error]Process completed with exit code 1.",
+        "Post job cleanup.",
+        "[command]/usr/bin/git version",
+    ];
+    assert!(context_after(&ci, 0, &never).is_empty());
+    // The same runner line without an exit status keeps its continuation.
+    let other = ["##[error]Process failed.", "[command]/usr/bin/git version"];
+    assert_eq!(context_after(&other, 0, &never), [1]);
+}
+
+#[test]
 fn the_next_result_of_a_list_is_not_an_error_lines_context() {
     let never = |_: usize| false;
     let list = [
