@@ -589,12 +589,12 @@ pub fn summarize_focused(
     // A ranking question whose next action is the text reducer's guess.
     let ranked_guess = policy.asks.ranked() && next.ends_with(BEST_MATCH_ACTION);
     let to_extreme = ranked_guess && !metrics_answered;
-    let to_relevant = !to_extreme
+    let guessed = !to_extreme
         && [BEST_MATCH_ACTION, LAST_ERROR_ACTION, LAST_LINES_ACTION]
             .iter()
             .any(|a| next.ends_with(a))
-        && policy.question
-        && !(policy.asks.why || policy.asks.outcome);
+        && policy.question;
+    let to_relevant = guessed && !(policy.asks.why || policy.asks.outcome);
     // The sections' budget once the model's part is known: what its Status and notes did
     // not use goes back to the excerpts.
     let used = counter.count(&status)
@@ -620,9 +620,10 @@ pub fn summarize_focused(
         .and_then(|b| first_shown(&[b.1], &packed))
     {
         next = pointed(n, SECTION_WHY);
-    } else if to_relevant {
-        // A question that is not about what failed: the shown excerpt that answers it best,
-        // not the last error line or the BM25 window of its words.
+    } else if to_relevant || (guessed && errors_off_question(&cands, &packed)) {
+        // A question that is not about what failed, or asks why or whether while the errors
+        // shown match none of its words: the shown excerpt that answers it best, not the
+        // last error line or the BM25 window of its words.
         if let Some(n) = top_relevant_shown(&cands, &packed) {
             next = pointed(n, RELEVANT_WHY);
         }
@@ -691,8 +692,8 @@ use checks::{
 #[cfg(test)]
 use frame::omitted_bytes;
 use frame::{
-    first_shown, shown_fact, top_extreme_shown, top_relevant_shown, BEST_MATCH_ACTION,
-    LAST_ERROR_ACTION, LAST_LINES_ACTION,
+    errors_off_question, first_shown, shown_fact, top_extreme_shown, top_relevant_shown,
+    BEST_MATCH_ACTION, LAST_ERROR_ACTION, LAST_LINES_ACTION,
 };
 
 #[cfg(test)]

@@ -89,6 +89,30 @@ pub(super) fn top_relevant_shown(cands: &[reduce::select::Cand], packed: &[Item]
         .map(|(_, _, _, l)| l)
 }
 
+/// Relevance under which a shown error line matches none of the question's words
+/// ([`errors_off_question`]): a stray word of a long line scores a little.
+const OFF_QUESTION_REL: f64 = 0.2;
+
+/// Whether the error lines shown are off the question while an excerpt shown answers it:
+/// every shown line of the Errors section has a relevance under [`OFF_QUESTION_REL`] and a
+/// shown excerpt elsewhere reaches [`MIN_NEXT_REL`]. "Why is the exporter's port closed?"
+/// over a log whose errors are start-up warnings: the next action points at the lines that
+/// match, not at the last warning.
+pub(super) fn errors_off_question(cands: &[reduce::select::Cand], packed: &[Item]) -> bool {
+    let shown = excerpt_lines(packed);
+    let rel_of = |pred: &dyn Fn(&reduce::select::Cand) -> bool| {
+        cands
+            .iter()
+            .filter(|c| pred(c) && c.item.line.is_some_and(|l| shown.contains(&l)))
+            .map(|c| c.rel)
+            .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
+    };
+    let errors = rel_of(&|c| c.item.section == Section::Errors);
+    let answer =
+        rel_of(&|c| c.item.section != Section::Errors && c.item.section != Section::KeyFacts);
+    errors.is_none_or(|r| r < OFF_QUESTION_REL) && answer.is_some_and(|r| r >= MIN_NEXT_REL)
+}
+
 /// The line of the shown excerpt that tops the extremes (the largest of what a ranking
 /// question asks for), for the next action: the answer the signals found, not the window of
 /// the intent's words (which can be a file's header lines).

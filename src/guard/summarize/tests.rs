@@ -642,6 +642,18 @@ fn the_next_action_points_at_the_answer_to_a_question_not_about_errors() {
         "{}",
         s.text
     );
+    // Asked why, while the errors shown match none of the question's words: the excerpt that
+    // matches, not the last error line.
+    let s = run(
+        &text,
+        None,
+        Some("why is datastore name007 freespace so low?"),
+    );
+    assert!(
+        s.text.contains("(around L120, the best match shown above)"),
+        "{}",
+        s.text
+    );
 }
 
 /// A question that states a threshold ("above 0.001") is answered where the values cross it,
