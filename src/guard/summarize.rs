@@ -246,24 +246,18 @@ fn focus_items(items: &mut [Item], query: &Query) {
 /// quote) is replaced by its line as the file has it, cut to [`reduce::MAX_LINE_BYTES`], or
 /// dropped when that fails too. [`MUST`] facts (sizes, kinds) and figures equal to one of
 /// `sizes` (bytes) pass. Issue 17: no summary may state what the output does not say.
-fn verbatim_only(items: Vec<Item>, text: &str, sizes: &[usize]) -> Vec<Item> {
-    use crate::bench::score;
-    let collapsed = score::collapse(text);
-    let mut sizes: Vec<u64> = sizes.iter().map(|&b| b as u64).collect();
-    sizes.push(text.lines().count() as u64);
-    sizes.push(text.split('\n').count() as u64);
-    let ok = |t: &str| score::invented(t, &collapsed, &sizes).is_empty();
+fn verbatim_only(items: Vec<Item>, text: &str, check: &Verbatim) -> Vec<Item> {
     let mut lines: Option<Vec<&str>> = None;
     items
         .into_iter()
         .filter_map(|mut it| {
-            if it.prio >= MUST || ok(&it.render()) {
+            if check.passes(&it) {
                 return Some(it);
             }
             if std::env::var_os("TOOLSUM_DEBUG_SELECT").is_some() {
                 eprintln!(
                     "verbatim drop? {:?} in {}",
-                    score::invented(&it.render(), &collapsed, &sizes),
+                    crate::bench::score::invented(&it.render(), &check.collapsed, &check.sizes),
                     it.render()
                 );
             }
@@ -275,9 +269,59 @@ fn verbatim_only(items: Vec<Item>, text: &str, sizes: &[usize]) -> Vec<Item> {
                 .get_or_insert_with(|| text.lines().collect())
                 .get(n.checked_sub(1)?)?;
             it.text = reduce::show_line(raw);
-            ok(&it.render()).then_some(it)
+            check.ok(&it.render()).then_some(it)
         })
         .collect()
+}
+
+/// `cands` without the candidates of the items of `packed` that fail `check`, or `None` when
+/// every packed item passes (nothing to pack again).
+fn without_failed(
+    cands: Vec<reduce::select::Cand>,
+    packed: &[Item],
+    check: &Verbatim,
+) -> Option<Vec<reduce::select::Cand>> {
+    let failed: HashSet<(Option<usize>, &str)> = packed
+        .iter()
+        .filter(|it| !check.passes(it))
+        .map(|it| (it.line, it.text.as_str()))
+        .collect();
+    (!failed.is_empty()).then(|| {
+        cands
+            .into_iter()
+            .filter(|c| !failed.contains(&(c.item.line, c.item.text.as_str())))
+            .collect()
+    })
+}
+
+/// The checker [`verbatim_only`] applies: the output's text collapsed as the benchmark's
+/// scorer reads it, and the sizes (bytes, lines) a figure may state.
+struct Verbatim {
+    collapsed: String,
+    sizes: Vec<u64>,
+}
+
+impl Verbatim {
+    /// The checker for `text`, whose sizes in bytes are `sizes`.
+    fn new(text: &str, sizes: &[usize]) -> Self {
+        let mut sizes: Vec<u64> = sizes.iter().map(|&b| b as u64).collect();
+        sizes.push(text.lines().count() as u64);
+        sizes.push(text.split('\n').count() as u64);
+        Verbatim {
+            collapsed: crate::bench::score::collapse(text),
+            sizes,
+        }
+    }
+
+    /// Whether `t` states nothing the output does not say.
+    fn ok(&self, t: &str) -> bool {
+        crate::bench::score::invented(t, &self.collapsed, &self.sizes).is_empty()
+    }
+
+    /// Whether item `it` is shown as it is: a [`MUST`] fact, or text that passes [`Self::ok`].
+    fn passes(&self, it: &Item) -> bool {
+        it.prio >= MUST || self.ok(&it.render())
+    }
 }
 
 /// Summarizes one cleaned tool output. Never fails: without a model, or when the model errs,
@@ -604,9 +648,22 @@ pub fn summarize_focused(
         + HEADER_RESERVE;
     let final_budget = cap.saturating_sub(used);
     if final_budget != items_budget || final_cands.len() != cands.len() {
-        packed = reduce::select::select_with(final_cands, final_budget, counter, &policy, &headers);
+        packed = reduce::select::select_with(
+            final_cands.clone(),
+            final_budget,
+            counter,
+            &policy,
+            &headers,
+        );
     }
-    let mut packed = verbatim_only(packed, input.text, &[input.bytes, input.text.len()]);
+    // An excerpt the verbatim check would replace by its raw line (or drop) is left out of a
+    // second packing, so the room it held goes to the next candidates rather than to a
+    // fragment of a line.
+    let check = Verbatim::new(input.text, &[input.bytes, input.text.len()]);
+    if let Some(kept) = without_failed(final_cands, &packed, &check) {
+        packed = reduce::select::select_with(kept, final_budget, counter, &policy, &headers);
+    }
+    let mut packed = verbatim_only(packed, input.text, &check);
     if metrics_answered && (to_relevant || ranked_guess) {
         if let Some(n) = first_shown(&metric_lines, &packed) {
             next = pointed(n, METRICS_WHY);

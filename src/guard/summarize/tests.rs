@@ -958,3 +958,29 @@ fn a_table_of_rows_is_read_by_its_columns() {
         ],
     );
 }
+
+/// An excerpt the verbatim check would replace (a quote the output never writes) leaves the
+/// candidates of a second packing; excerpts that pass keep theirs, and with none failing there
+/// is nothing to pack again.
+#[test]
+fn an_excerpt_that_fails_the_verbatim_check_is_not_packed_again() {
+    use reduce::select::{Cand, Channel};
+    let text = "alpha: \"kept as written\"\nbeta: \"the real value\"\n";
+    let check = Verbatim::new(text, &[text.len()]);
+    let cand = |line: usize, t: &str| Cand {
+        item: Item::line(Section::Evidence, line, t.to_string(), 1.0),
+        channel: Channel::Relevance,
+        score: 1.0,
+        group: None,
+        rel: 1.0,
+    };
+    let good = cand(1, "alpha: \"kept as written\"");
+    let bad = cand(2, "beta: \"a value the output never wrote\"");
+    let other = cand(2, "beta: \"the real value\"");
+    let cands = vec![good.clone(), bad.clone(), other.clone()];
+    let packed = vec![good.item.clone(), bad.item.clone()];
+    let kept = without_failed(cands.clone(), &packed, &check).expect("one excerpt fails");
+    let texts: Vec<&str> = kept.iter().map(|c| c.item.text.as_str()).collect();
+    assert_eq!(texts, [good.item.text.as_str(), other.item.text.as_str()]);
+    assert!(without_failed(cands, &[good.item, other.item], &check).is_none());
+}
