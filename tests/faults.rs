@@ -210,6 +210,42 @@ fn kill9_mid_burst_then_restart_and_faults() {
     other_uid_peer(&socket, tmp.path());
     many_connections(&socket, d.pid());
     idle_connections_leave_status_a_slot(&socket, &session, &inputs[0]);
+    stopped_daemon(&socket, &session, d.pid(), &inputs[0]);
+}
+
+/// A daemon stopped with SIGSTOP accepts connections (the kernel queues them) and never
+/// answers: the CLI finds it hung by its status probe and guards in process, small and large
+/// results alike, instead of waiting out the request's deadline; the saved file is the input.
+fn stopped_daemon(socket: &Path, session: &Path, pid: u32, big: &[u8]) {
+    unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+    let small = cli_guard(socket, session, b"hello\n".to_vec(), &[]);
+    let large = cli_guard(socket, session, big.to_vec(), &["--token-limit", "500"]);
+    unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+    for (what, out) in [("small", &small), ("large", &large)] {
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: GuardResponse = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            r.reason
+                .as_deref()
+                .is_some_and(|s| s.starts_with("daemon_unavailable")),
+            "{what}: {r:?}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("did not answer a status probe"),
+            "{what}: {err}"
+        );
+    }
+    let r: GuardResponse = serde_json::from_slice(&small.stdout).unwrap();
+    assert_eq!(r.text, "hello\n");
+    let r: GuardResponse = serde_json::from_slice(&large.stdout).unwrap();
+    let saved = r.saved.first().expect("the large result is saved");
+    let path = session.join(&saved.path);
+    assert_eq!(std::fs::read(&path).unwrap(), big, "{}", path.display());
 }
 
 /// 64 connections that never send a byte fill every slot: `status` and `count` still answer on

@@ -295,14 +295,43 @@ fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
     })
 }
 
-/// Connects to the daemon, starting one (`toolsum serve --socket S [--model M]`, detached) when
-/// none answers and `spawn` is true.
+/// How long a daemon that accepts a connection has to answer a `status` probe before
+/// [`connect_or_spawn`] calls it hung (3 s). A live daemon answers `status` on its reserved
+/// slots in milliseconds however busy its model is (`scripts/hook-latency.sh`: p95 under
+/// 20 ms for a whole hook run); one stopped (`SIGSTOP`) or wedged accepts connections in the
+/// kernel's backlog and never answers, and each call would wait out `deadline_ms` before
+/// falling back (71 s in a new user's trial).
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Whether the daemon on `socket` answers a `status` call within [`PROBE_TIMEOUT`].
 ///
 /// # Errors
-/// No daemon answers and none could be started.
+/// It cannot be reached, or does not answer in time.
+fn probe(socket: &Path) -> anyhow::Result<()> {
+    let mut c = Client::connect(socket)?;
+    c.set_timeout(Some(PROBE_TIMEOUT))?;
+    c.status().map(|_| ()).map_err(|e| {
+        anyhow::anyhow!(
+            "the daemon on {} accepts connections but did not answer a status probe within {} s ({e}); is it stopped or hung?",
+            socket.display(),
+            PROBE_TIMEOUT.as_secs()
+        )
+    })
+}
+
+/// Connects to the daemon, starting one (`toolsum serve --socket S [--model M]`, detached) when
+/// none answers and `spawn` is true. A daemon that accepts connections but does not answer a
+/// `status` probe within [`PROBE_TIMEOUT`] is an error, not a connection: the caller falls
+/// back rather than waiting out the request's deadline.
+///
+/// # Errors
+/// No daemon answers and none could be started; or the daemon is hung.
 pub fn connect_or_spawn(config: &Config, spawn: bool) -> anyhow::Result<Client> {
     match Client::connect(&config.socket) {
-        Ok(c) => return Ok(c),
+        Ok(c) => {
+            probe(&config.socket)?;
+            return Ok(c);
+        }
         Err(e) if !spawn => {
             return Err(
                 anyhow::Error::new(e).context(format!("no daemon on {}", config.socket.display()))
@@ -710,6 +739,26 @@ mod tests {
                 );
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_daemon_that_accepts_but_never_answers_is_not_connected_to() {
+        // Stopped with SIGSTOP: the kernel still queues connections, nobody answers.
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("s.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let cfg = Config::load(crate::config::ConfigLayer {
+            socket: Some(path),
+            ..Default::default()
+        })
+        .unwrap();
+        match connect_or_spawn(&cfg, false) {
+            Err(e) => assert!(
+                e.to_string().contains("did not answer a status probe"),
+                "{e}"
+            ),
+            Ok(_) => panic!("a hung daemon was connected to"),
         }
     }
 
