@@ -64,6 +64,26 @@ pub const DRAIN_MS: u64 = 1_000;
 /// Lines buffered towards each side before a reader waits (backpressure).
 const CHANNEL_LINES: usize = 64;
 
+/// A saved file named by `toolsum_ask`: absolute as given; relative, the first that exists of
+/// the path under the session dir, under the proxy's working dir (the agent's project, where a
+/// pointer `.toolsum/mcp/long_responses/…` starts) and, for a bare name, in the session dir's
+/// `long_responses/`; else the path under the session dir (the daemon says it is missing).
+fn resolve_saved(path: &Path, session_dir: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let cwd = std::env::current_dir().ok();
+    [
+        Some(session_dir.join(path)),
+        cwd.map(|c| c.join(path)),
+        Some(session_dir.join(crate::guard::save::SAVE_DIR).join(path)),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.is_file())
+    .unwrap_or_else(|| session_dir.join(path))
+}
+
 /// Name of the default session dir inside `<cwd>/.toolsum/`.
 pub const DEFAULT_SESSION: &str = "mcp";
 
@@ -106,7 +126,8 @@ pub fn mcp_cmd(a: McpArgs) -> anyhow::Result<()> {
     let session_dir = match a.session_dir {
         Some(d) if d.is_absolute() => d,
         Some(d) => cwd.join(d),
-        None => cwd.join(".toolsum").join(DEFAULT_SESSION),
+        // `.toolsum/` gets its `.gitignore` of `*`, as a hook's does.
+        None => crate::guard::session::hook_session_dir(&cwd, DEFAULT_SESSION),
     };
     let opts = ProxyOptions {
         command: a.command,
@@ -430,11 +451,7 @@ fn ask_job(params: &Value, ctx: &Ctx) -> CallToolResult {
         Some(p) => PathBuf::from(percent_decode(p)),
         None => PathBuf::from(file),
     };
-    let path = if path.is_absolute() {
-        path
-    } else {
-        ctx.session_dir.join(path)
-    };
+    let path = resolve_saved(&path, &ctx.session_dir);
     match ctx.remote.ask(&path, question, &ctx.session_dir) {
         Ok(r) => {
             let text = result::absolute_pointers(&r.text, &ctx.session_dir, &r.saved);
@@ -738,6 +755,26 @@ async fn sleep_until_some(t: Option<Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_saved_file_is_found_by_its_bare_name_or_under_the_session_dir() {
+        let t = tempfile::tempdir().unwrap();
+        let session = t.path().join("s");
+        std::fs::create_dir_all(session.join("long_responses")).unwrap();
+        let f = session.join("long_responses/1_Bash.txt");
+        std::fs::write(&f, "x").unwrap();
+        assert_eq!(resolve_saved(Path::new("1_Bash.txt"), &session), f);
+        assert_eq!(
+            resolve_saved(Path::new("long_responses/1_Bash.txt"), &session),
+            f
+        );
+        assert_eq!(resolve_saved(&f, &session), f);
+        // Missing: under the session dir, for the daemon to say so.
+        assert_eq!(
+            resolve_saved(Path::new("nope.txt"), &session),
+            session.join("nope.txt")
+        );
+    }
 
     #[test]
     fn file_uri_paths_decode() {
