@@ -338,12 +338,13 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // The whole cause chain on one line, skipping a cause that the message before it
-            // already quotes (thiserror messages often embed their source).
+            // The whole cause chain, skipping a cause that the message before it already
+            // quotes (thiserror messages often embed their source). A cause of several lines
+            // keeps them (a daemon that failed to start quotes the end of its log).
             let mut msg = String::new();
             for cause in e.chain() {
                 let c = cause.to_string();
-                let c = c.lines().next().unwrap_or("");
+                let c = c.trim_end();
                 if !msg.contains(c) {
                     if !msg.is_empty() {
                         msg.push_str(": ");

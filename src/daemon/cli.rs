@@ -187,7 +187,8 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `ask` and prints the answer's text (or, with `--json`, the response) to stdout.
+/// Runs `ask` and prints the answer's text, ending with a newline (or, with `--json`, the response)
+/// to stdout.
 ///
 /// # Errors
 /// As [`ask_cli`] and [`Config::load`].
@@ -202,7 +203,9 @@ pub fn ask_cmd(a: AskArgs) -> anyhow::Result<()> {
     if a.json {
         println!("{}", serde_json::to_string(&r)?);
     } else {
-        print!("{}", r.text);
+        // An answer is a summary: it ends with a newline, as `guard`'s do.
+        let end = if r.text.ends_with('\n') { "" } else { "\n" };
+        print!("{}{end}", r.text);
     }
     Ok(())
 }
