@@ -207,6 +207,25 @@ fn labelled(line: &str) -> Option<usize> {
 /// Lines above an error searched for the shape of the output going on ([`continues`]).
 const GOING_ON_LINES: usize = 40;
 
+/// Bytes from which a line is read for its severity part by part ([`line_severity`]): a
+/// minified bundle or a one-line dump of megabytes (issue 17: `FATAL: disk quota exceeded`
+/// in the middle of a 5 MB line was "no error"). Shorter lines are read as
+/// [`signal::severity`] reads them (their first 4,000 bytes).
+pub const GIANT_LINE_BYTES: usize = 64 * 1024;
+
+/// The severity of one line: [`signal::severity`]'s, or for a line of [`GIANT_LINE_BYTES`] or
+/// more the worst of its parts' ([`crate::guard::reduce::units::parts`], as its units are cut).
+pub fn line_severity(line: &str) -> Severity {
+    if line.len() < GIANT_LINE_BYTES {
+        return signal::severity(line);
+    }
+    super::units::parts(line)
+        .into_iter()
+        .map(signal::severity)
+        .max()
+        .unwrap_or(Severity::None)
+}
+
 /// True when `line`, below the error line `lines[idx]`, reads as part of it: indented, not
 /// opening with a letter or digit (`  |`, `^~~`, `= note`), below an error that ends in `:`
 /// (a list of what it names follows), or at the margin with a first word few lines above
@@ -378,7 +397,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
             .sum::<usize>()
             .saturating_sub(1)
     };
-    let sevs: Vec<Severity> = lines.iter().map(|l| signal::severity(l)).collect();
+    let sevs: Vec<Severity> = lines.iter().map(|l| line_severity(l)).collect();
     let (templates, of_line) = mine(lines, &sevs);
     let clipped: Vec<&str> = lines.iter().map(|l| super::clip_str(l, 600)).collect();
     let scores = normalise(&bm25_discriminating(ctx.query, &clipped));
@@ -405,9 +424,10 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     fact(
         &mut items,
         format!(
-            "kind: {}; {} lines, {} bytes",
+            "kind: {}; {} line{}, {} bytes",
             kind.name(),
             fmt_num(n_lines),
+            if n_lines == 1 { "" } else { "s" },
             fmt_num(bytes)
         ),
         MUST,
@@ -652,7 +672,11 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
         },
         None => String::new(),
     };
-    status.push_str(&format!("{what} of {} lines", fmt_num(n_lines)));
+    status.push_str(&format!(
+        "{what} of {} line{}",
+        fmt_num(n_lines),
+        if n_lines == 1 { "" } else { "s" }
+    ));
     if let Some(&i) = totals.last() {
         // Not in backticks: the line is shown cleaned (ANSI escapes removed), which is not
         // always a verbatim quote of the saved bytes; the anchor leads to it.
@@ -675,6 +699,12 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     }
     let last_err = (0..lines.len()).rev().find(|&i| sevs[i] == Severity::Error);
     let next_action = match last_err {
+        // A line of megabytes is no place to read: its words are (`grep -o`).
+        Some(i) if lines[i].len() >= GIANT_LINE_BYTES => format!(
+            "L{} of the saved file is {} bytes long: grep -o it for the words of the error quoted above (with some text around them) rather than reading the line.",
+            i + 1,
+            fmt_num(lines[i].len())
+        ),
         Some(i) => format!(
             "Read L{}-L{} of the saved file (around the last error line).",
             i.saturating_sub(5) + 1,

@@ -315,3 +315,18 @@ fn the_line_before_an_error_from_its_own_source_goes_with_it() {
         "sd 2:0:1:0: [sdb] tag#0 FAILED Result"
     ));
 }
+
+#[test]
+fn a_giant_line_is_read_for_errors_part_by_part() {
+    let filler = "step ok value 42 ".repeat(GIANT_LINE_BYTES / 8);
+    let line = format!("{filler}FATAL: disk quota exceeded {filler}");
+    assert_eq!(
+        signal::severity(&line),
+        Severity::None,
+        "read by its head only"
+    );
+    assert_eq!(line_severity(&line), Severity::Error);
+    assert_eq!(line_severity(&filler), Severity::None);
+    // A short line reads as before.
+    assert_eq!(line_severity("ERROR: x"), signal::severity("ERROR: x"));
+}
