@@ -700,10 +700,10 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     let last_err = (0..lines.len()).rev().find(|&i| sevs[i] == Severity::Error);
     let next_action = match last_err {
         // A line of megabytes is no place to read: its words are (`grep -o`).
+        // No figure for its length: a number the output does not write reads as invented.
         Some(i) if lines[i].len() >= GIANT_LINE_BYTES => format!(
-            "L{} of the saved file is {} bytes long: grep -o it for the words of the error quoted above (with some text around them) rather than reading the line.",
-            i + 1,
-            fmt_num(lines[i].len())
+            "L{} of the saved file is too long to read whole: grep -o it for the words of the error quoted above (with some text around them).",
+            i + 1
         ),
         Some(i) => format!(
             "Read L{}-L{} of the saved file (around the last error line).",
