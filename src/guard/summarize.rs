@@ -241,11 +241,12 @@ fn focus_items(items: &mut [Item], query: &Query) {
 }
 
 /// The items whose quoted facts (strings, URLs, paths, `file:line`, numbers of 3+ digits, by
-/// [`crate::bench::score::facts`], the benchmark's own checker) all occur in `text`: an
-/// excerpt that a rendering changed (an escape decoded, a record re-joined, a cut inside a
-/// quote) is replaced by its line as the file has it, cut to [`reduce::MAX_LINE_BYTES`], or
-/// dropped when that fails too. [`MUST`] facts (sizes, kinds) and figures equal to one of
-/// `sizes` (bytes) pass. Issue 17: no summary may state what the output does not say.
+/// [`crate::bench::score::facts`], the benchmark's own checker) all occur in `text`, as
+/// `check` ([`Verbatim`], built from `text`) judges: an excerpt that a rendering changed (an
+/// escape decoded, a record re-joined, a cut inside a quote) is replaced by its line as the
+/// file has it, cut to [`reduce::MAX_LINE_BYTES`], or dropped when that fails too. [`MUST`]
+/// facts (sizes, kinds) and figures equal to one of the output's sizes (bytes, lines) pass.
+/// Issue 17: no summary may state what the output does not say.
 fn verbatim_only(items: Vec<Item>, text: &str, check: &Verbatim) -> Vec<Item> {
     let mut lines: Option<Vec<&str>> = None;
     items
