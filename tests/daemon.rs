@@ -398,6 +398,19 @@ fn real_daemon_end_to_end() {
         String::from_utf8_lossy(&second.stderr)
     );
 
+    // `serve --detach` there starts none and says so, without failing a script.
+    let detached = Command::new(util::bin())
+        .args(["serve", "--detach", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert!(detached.status.success());
+    assert!(
+        String::from_utf8_lossy(&detached.stderr).contains("already answers"),
+        "{}",
+        String::from_utf8_lossy(&detached.stderr)
+    );
+
     // `toolsum status` shows the limits the daemon applies: its own setting and the defaults.
     let st = Command::new(util::bin())
         .args(["status", "--socket"])

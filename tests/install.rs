@@ -126,6 +126,8 @@ fn install_twice_on_a_home_with_existing_configs() {
         .unwrap()
         .contains("// my settings"));
     assert_eq!(ours(&read(&gemini), "gemini"), 0);
+    // Codex's file held only toolsum's hook: no empty `"hooks": {}` is left.
+    assert_eq!(read(&codex), json!({}));
     assert_eq!(read(&cursor)["hooks"]["stop"][0]["command"], "./audit.sh");
     assert!(!h.join(".config/opencode/plugins/toolsum.ts").exists());
 }

@@ -364,7 +364,8 @@ fn limit_malloc_arenas() {
 }
 
 /// Runs the daemon in the foreground until SIGTERM/SIGINT or a `shutdown` request (or, with
-/// `detach`, starts it in the background and returns once it answers).
+/// `detach`, starts it in the background and returns once it answers; when a daemon already
+/// answers on the socket, says so on stderr and returns).
 ///
 /// # Errors
 /// [`SocketError::AlreadyRunning`] when a daemon serves on the socket, an unsafe socket dir, a
@@ -380,6 +381,18 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         .to_path_buf();
     ensure_socket_dir(&dir)?;
     if opts.detach {
+        // Idempotent, as a script wants it, but not silent: the foreground `serve` refuses
+        // (`already running`).
+        if client::Client::connect(&socket)
+            .and_then(|mut c| c.status().map_err(std::io::Error::other))
+            .is_ok()
+        {
+            eprintln!(
+                "toolsum: a daemon already answers on {}; none started",
+                socket.display()
+            );
+            return Ok(());
+        }
         let args: Vec<OsString> = std::env::args_os()
             .skip(1)
             .filter(|a| a != "--detach")

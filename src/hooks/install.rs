@@ -365,6 +365,8 @@ pub fn apply(
         obj.insert(0, "version", CstInputValue::Number("1".into()));
     }
     match obj.get("hooks") {
+        // Uninstalled, and nothing else hooked: no empty `"hooks": {}` left behind.
+        Some(p) if !install && new_hooks.as_object().is_some_and(|o| o.is_empty()) => p.remove(),
         Some(p) => p.set_value(to_cst(&new_hooks)),
         None => {
             obj.append("hooks", to_cst(&new_hooks));
