@@ -303,20 +303,23 @@ fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
 /// falling back (71 s in a new user's trial).
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// Whether the daemon on `socket` answers a `status` call within [`PROBE_TIMEOUT`].
+/// Whether the daemon behind `c` (on `socket`) answers a `status` call within
+/// [`PROBE_TIMEOUT`], on the connection the request then uses (the daemon answers requests
+/// one after another on a connection); `c`'s timeout is [`CONNECT_TIMEOUT`] again after it.
 ///
 /// # Errors
-/// It cannot be reached, or does not answer in time.
-fn probe(socket: &Path) -> anyhow::Result<()> {
-    let mut c = Client::connect(socket)?;
+/// It does not answer in time, or the connection fails.
+fn probe(c: &mut Client, socket: &Path) -> anyhow::Result<()> {
     c.set_timeout(Some(PROBE_TIMEOUT))?;
-    c.status().map(|_| ()).map_err(|e| {
+    c.status().map_err(|e| {
         anyhow::anyhow!(
             "the daemon on {} accepts connections but did not answer a status probe within {} s ({e}); is it stopped or hung?",
             socket.display(),
             PROBE_TIMEOUT.as_secs()
         )
-    })
+    })?;
+    c.set_timeout(Some(CONNECT_TIMEOUT))?;
+    Ok(())
 }
 
 /// Connects to the daemon, starting one (`toolsum serve --socket S [--model M]`, detached) when
@@ -328,8 +331,8 @@ fn probe(socket: &Path) -> anyhow::Result<()> {
 /// No daemon answers and none could be started; or the daemon is hung.
 pub fn connect_or_spawn(config: &Config, spawn: bool) -> anyhow::Result<Client> {
     match Client::connect(&config.socket) {
-        Ok(c) => {
-            probe(&config.socket)?;
+        Ok(mut c) => {
+            probe(&mut c, &config.socket)?;
             return Ok(c);
         }
         Err(e) if !spawn => {
