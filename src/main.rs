@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use toolsum::backend::NarrateRequest;
+use toolsum::daemon::cli::out_line;
 use toolsum::engine::{Engine, EngineOptions, Sampling};
 use toolsum::models;
 
@@ -183,9 +184,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     "tokens_per_byte": if bytes.is_empty() { 0.0 } else { tokens as f64 / bytes.len() as f64 },
                     "model": path,
                 });
-                println!("{v}");
+                out_line(v)?;
             } else {
-                println!("{tokens}");
+                out_line(tokens)?;
             }
         }
         Cmd::Generate {
@@ -222,7 +223,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 cancel: Default::default(),
                 constraint: None,
             })?;
-            println!("{}", n.text);
+            out_line(&n.text)?;
             eprintln!(
                 "prompt_tokens={} generated_tokens={} prefill_ms={:.0} decode_ms={:.0} prefill_tok_s={:.1} decode_tok_s={:.1} drafts_accepted={}/{} stop={:?}",
                 n.prompt_tokens,
@@ -257,14 +258,14 @@ fn models_cmd(cmd: ModelsCmd) -> anyhow::Result<()> {
     let manifest = models::Manifest::load()?;
     match cmd {
         ModelsCmd::List => {
-            println!(
+            out_line(format_args!(
                 "{:<6} {:<30} {:<6} {:<22} {:>10}  cached",
                 "tier", "model", "arch", "quant", "MB"
-            );
+            ))?;
             for m in &manifest.models {
                 let p = models::cached_path(m);
                 let def = if m.tier == manifest.default { "*" } else { " " };
-                println!(
+                out_line(format_args!(
                     "{:<6} {:<30} {:<6} {:<22} {:>10.1}  {}",
                     format!("{}{def}", m.tier),
                     m.name,
@@ -276,7 +277,7 @@ fn models_cmd(cmd: ModelsCmd) -> anyhow::Result<()> {
                     } else {
                         "no".into()
                     }
-                );
+                ))?;
             }
         }
         ModelsCmd::Fetch { tiers } => {
@@ -298,17 +299,19 @@ fn models_cmd(cmd: ModelsCmd) -> anyhow::Result<()> {
                     )
                 })?;
                 match models::fetch(entry)? {
-                    models::FetchOutcome::Cached(p) => {
-                        println!("{t}: cached, sha256 verified: {}", p.display())
-                    }
-                    models::FetchOutcome::Downloaded(p) => {
-                        println!("{t}: fetched, sha256 verified: {}", p.display())
-                    }
+                    models::FetchOutcome::Cached(p) => out_line(format_args!(
+                        "{t}: cached, sha256 verified: {}",
+                        p.display()
+                    ))?,
+                    models::FetchOutcome::Downloaded(p) => out_line(format_args!(
+                        "{t}: fetched, sha256 verified: {}",
+                        p.display()
+                    ))?,
                 }
             }
         }
         ModelsCmd::Path { spec } => {
-            println!("{}", models::resolve(spec.as_deref())?.display());
+            out_line(models::resolve(spec.as_deref())?.display())?;
         }
     }
     Ok(())
@@ -337,6 +340,8 @@ fn main() -> ExitCode {
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // stdout's reader closed early (`toolsum status | head -1`): a normal end.
+        Err(e) if toolsum::daemon::cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // The whole cause chain, skipping a cause that the message before it already
             // quotes (thiserror messages often embed their source). A cause of several lines

@@ -674,3 +674,35 @@ fn serve_with_a_bad_model_exits_nonzero_without_a_socket() {
     }
     assert_eq!(seen.len(), 4, "each failure says what went wrong: {seen:?}");
 }
+
+/// A reader that closes stdout's pipe early (`toolsum models list | head -0`, `toolsum count f |
+/// true`) ends the command quietly with status 0, as `cat` or `ls` would, not with a panic
+/// (`println!` panics on a broken pipe; Rust ignores SIGPIPE). The pipe's read end is closed before
+/// the child starts, so every write fails: no race with the reader.
+#[test]
+fn closed_stdout_pipe_is_a_quiet_end() {
+    let file = util::corpus_dir().join("ci_05.log");
+    for args in [
+        vec!["models".to_string(), "list".into()],
+        vec![
+            "count".into(),
+            "--model".into(),
+            util::model_path("tiny").display().to_string(),
+            file.display().to_string(),
+        ],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(util::bin())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!err.contains("error"), "{args:?}: {err}");
+    }
+}

@@ -201,11 +201,10 @@ pub fn ask_cmd(a: AskArgs) -> anyhow::Result<()> {
         no_spawn: a.no_spawn,
     })?;
     if a.json {
-        println!("{}", serde_json::to_string(&r)?);
+        out_line(serde_json::to_string(&r)?)?;
     } else {
         // An answer is a summary: it ends with a newline, as `guard`'s do.
-        let end = if r.text.ends_with('\n') { "" } else { "\n" };
-        print!("{}{end}", r.text);
+        out_line(r.text.strip_suffix('\n').unwrap_or(&r.text))?;
     }
     Ok(())
 }
@@ -216,7 +215,7 @@ pub fn ask_cmd(a: AskArgs) -> anyhow::Result<()> {
 /// No daemon answers.
 pub fn status_cmd(a: SocketArgs) -> anyhow::Result<()> {
     let v = status_cli(&a.config()?)?;
-    println!("{}", serde_json::to_string_pretty(&v)?);
+    out_line(serde_json::to_string_pretty(&v)?)?;
     Ok(())
 }
 
@@ -226,6 +225,28 @@ pub fn status_cmd(a: SocketArgs) -> anyhow::Result<()> {
 /// No daemon answers.
 pub fn stop_cmd(a: SocketArgs) -> anyhow::Result<()> {
     let v = shutdown_cli(&a.config()?)?;
-    println!("{v}");
+    out_line(v)?;
     Ok(())
+}
+
+/// Writes `text` and a newline to stdout, returning the write error instead of panicking as
+/// `println!` does: a reader that closed the pipe early (`toolsum status | head -1`) gives an
+/// [`std::io::ErrorKind::BrokenPipe`] error, which `main` treats as a normal end.
+///
+/// # Errors
+/// Any error writing to or flushing stdout.
+pub fn out_line(text: impl std::fmt::Display) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{text}")?;
+    stdout.flush()
+}
+
+/// True when `e`'s cause chain holds a broken pipe: stdout's reader went away, which for a CLI
+/// is a normal end (as `head` closing its input), not a failure to report.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

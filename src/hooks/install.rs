@@ -416,7 +416,7 @@ pub fn install_cmd(a: InstallArgs, install: bool) -> anyhow::Result<()> {
             .context("locating this binary")?,
     };
     let change = apply(a.agent, &path, &bin, install, a.project)?;
-    println!("{}", change.message);
+    crate::daemon::cli::out_line(&change.message)?;
     Ok(())
 }
 
