@@ -7,6 +7,68 @@ use std::collections::{HashMap, HashSet};
 
 /// BM25 term-frequency saturation (Robertson & Zaragoza 2009, common default).
 const K1: f64 = 1.2;
+/// Verbs that, opening a sentence of the question, ask for the answer's form and name nothing
+/// in the output: "Name the failing step", "Give the totals", "Quote the error". Elsewhere in a
+/// sentence the same words can be what is asked about ("the pod name", "the report"), so only
+/// the first word of a sentence is dropped. `list`, `show` and `tell` are stopwords anywhere.
+const IMPERATIVES: &[&str] = &[
+    "name",
+    "give",
+    "quote",
+    "state",
+    "report",
+    "identify",
+    "explain",
+    "describe",
+    "summarize",
+    "summarise",
+    "include",
+    "mention",
+    "provide",
+    "cite",
+    "note",
+];
+
+/// `text` with each [`IMPERATIVES`] word that opens a sentence (the text's start, or after
+/// `.`, `?`, `!`, `;`, `:` or a line break, then spaces or a list dash) blanked out.
+fn without_imperatives(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at_start = true;
+    let mut after_mark = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if at_start && c.is_alphabetic() {
+            let end = rest
+                .find(|c: char| !c.is_alphanumeric())
+                .unwrap_or(rest.len());
+            let word = &rest[..end];
+            if IMPERATIVES.iter().any(|v| v.eq_ignore_ascii_case(word)) {
+                out.extend(std::iter::repeat_n(' ', end));
+            } else {
+                out.push_str(word);
+            }
+            rest = &rest[end..];
+            at_start = false;
+            after_mark = false;
+            continue;
+        }
+        // A mark ends a sentence only when a space or line break follows ("3.10.1" and
+        // "file.name" go on).
+        if c == '\n' || (c.is_whitespace() && after_mark) {
+            at_start = true;
+        } else if matches!(c, '.' | '?' | '!' | ';' | ':') {
+            after_mark = true;
+            at_start = false;
+        } else if !(c.is_whitespace() || (at_start && matches!(c, '-' | '*'))) {
+            at_start = false;
+            after_mark = false;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 /// BM25 length normalisation (Robertson & Zaragoza 2009, common default).
 const B: f64 = 0.75;
 
@@ -411,9 +473,13 @@ fn negated(words: &[String], shouted: &[bool], stop: &HashSet<&str>) -> Vec<Stri
 }
 
 impl Query {
-    /// Builds a query from free text (intent and argument values); stopwords are dropped.
+    /// Builds a query from free text (intent and argument values); stopwords are dropped, and
+    /// so is a verb that opens a sentence to ask for the answer's form ([`IMPERATIVES`]).
     pub fn new(text: &str) -> Self {
+        let text = without_imperatives(text);
+        let text = text.as_str();
         let stop: HashSet<&str> = STOPWORDS.iter().copied().collect();
+        let stop_stems: HashSet<String> = STOPWORDS.iter().map(|w| stem(w)).collect();
         let mut terms: HashMap<String, f64> = HashMap::new();
         // Two words of the question written as one in the output ("rate limit" ->
         // "ratelimit", "user name" -> "username").
@@ -432,7 +498,9 @@ impl Query {
             }
         }
         for t in tokenize(text) {
-            if stop.contains(t.as_str()) || t.len() < 2 {
+            // Tokens are stemmed: a stopword is dropped in its stemmed form too ("this" is
+            // `thi`, "file" `fil`, "where" `wher`).
+            if stop.contains(t.as_str()) || stop_stems.contains(t.as_str()) || t.len() < 2 {
                 continue;
             }
             for (k, syns) in SYNONYMS {
@@ -655,157 +723,4 @@ fn bm25_with<S: AsRef<str>>(query: &Query, docs: &[S], ubiquitous: Option<f64>) 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_field_word_is_named_by_a_query_term_it_shares_a_prefix_with() {
-        let q = Query::new("which repositories have the most stars, and how much memory?");
-        assert!(q.names_word("stargazers"));
-        assert!(q.names_word("mem"));
-        assert!(q.names_word(&stem("memory")));
-        // Too short to be a prefix, or unrelated.
-        assert!(!q.names_word("st"));
-        assert!(!q.names_word("forks"));
-        assert!(!q.names_word("id"));
-    }
-
-    #[test]
-    fn allocations_name_malloc_fields() {
-        let q = Query::new("which line is responsible for the memory allocations?");
-        assert!(
-            q.names_word("mallocs") && q.names_word("malloc"),
-            "{:?}",
-            q.terms
-        );
-    }
-
-    #[test]
-    fn a_query_language_operator_in_capitals_negates_nothing() {
-        let q = Query::new("Which plan does the engine expect for a NOT IN subquery?");
-        assert!(q.has("subqueri"), "{:?}", q.terms);
-        assert!(q.negated.is_empty());
-        // The same words in lower case negate.
-        let q = Query::new("which plans are not in a subquery?");
-        assert_eq!(q.negated, vec!["subqueri".to_string()]);
-        // A question all in capitals shouts every word: its NOT still negates.
-        let q = Query::new("WHICH HOSTS ARE NOT REACHABLE?");
-        assert_eq!(q.negated, vec!["reachabl".to_string()]);
-    }
-
-    #[test]
-    fn a_negated_word_is_not_a_query_term() {
-        let q = Query::new("Which BGP neighbors are not Established, and what state are they in?");
-        assert!(!q.has(&stem("established")));
-        assert!(q.has(&stem("neighbors")) && q.has("bgp"));
-        assert!(!q.names.iter().any(|n| n == "established"));
-        let q = Query::new("Which events were above non-emergency?");
-        assert!(!q.has(&stem("emergency")) && q.has(&stem("events")));
-        let q = Query::new("Which tests didn't pass?");
-        assert!(!q.has(&stem("pass")));
-        // "no" is not a negation of the word after it: "no errors?" asks about errors.
-        let q = Query::new("Are there no errors?");
-        assert!(q.has(&stem("errors")));
-    }
-
-    #[test]
-    fn synonyms_meet_the_output_as_tokens_are_stemmed() {
-        // `healthy` and its synonyms `ready` and `status` end in letters the stemmer changes.
-        let q = Query::new("Is the deployment healthy?");
-        let words = tokenize("readyReplicas: 2, status: ok");
-        assert!(
-            words.iter().any(|w| q.has(w) && w.starts_with("read")),
-            "{words:?}"
-        );
-        assert!(
-            words.iter().any(|w| q.has(w) && w.starts_with("statu")),
-            "{words:?}"
-        );
-    }
-
-    #[test]
-    fn the_state_of_the_rest_is_what_the_answer_is_not() {
-        let q = Query::new("Which ports are operationally up (the rest being down)?");
-        assert_eq!(q.negated, vec![stem("down")]);
-        assert!(q.has("up") && !q.has(&stem("down")));
-        let q = Query::new("Which jobs passed, the others failed?");
-        assert_eq!(q.negated, vec![stem("failed")]);
-        // "the rest of the log" gives the rest no state.
-        let q = Query::new("What does the rest of the log say about the timeout?");
-        assert!(q.negated.is_empty());
-        // Without "the", "rest" is a word of the question (a REST API).
-        let q = Query::new("Which rest endpoints failed?");
-        assert!(q.negated.is_empty() && q.has(&stem("failed")));
-    }
-
-    #[test]
-    fn stems_match_common_forms() {
-        assert_eq!(stem("failed"), stem("fails"));
-        assert_eq!(stem("failure"), "fail");
-        assert_eq!(stem("matrices"), stem("matrix"));
-        assert_eq!(stem("partitioned"), stem("partition"));
-        assert_eq!(stem("licenses"), stem("license"));
-        assert_eq!(stem("values"), stem("value"));
-        assert_eq!(stem("vulnerabilities"), stem("vulnerability"));
-        assert_eq!(stem("copied"), stem("copy"));
-    }
-
-    #[test]
-    fn a_term_on_nearly_every_line_tells_no_line_apart() {
-        // `id` and `length` are on every frame of a CAN log: plain BM25 still ranks the
-        // shortest frames first; without the ubiquitous terms only the rare word scores.
-        let q = Query::new("Which ids appear and what length does each use? any overrun?");
-        let mut docs: Vec<String> = (0..30)
-            .map(|i| format!("{i}.0 Rx d {} Length = 0 ID = {}", i % 4, 100 + i % 3))
-            .collect();
-        docs.push("31.0 Rx d 8 00 11 22 33 44 55 66 77 Length = 0 ID = 7 overrun".into());
-        let plain = bm25(&q, &docs);
-        assert!(plain[0] > 0.0);
-        let s = bm25_discriminating(&q, &docs);
-        assert!(s[..30].iter().all(|&x| x == 0.0), "{s:?}");
-        assert!(s[30] > 0.0);
-        // Few documents: nothing is judged ubiquitous.
-        assert!(bm25_discriminating(&q, &docs[..5])[0] > 0.0);
-    }
-
-    #[test]
-    fn bm25_prefers_matching_lines() {
-        let q = Query::new("which versions of openssl are installed?");
-        let docs = [
-            "ii  openssl 1.1.1 amd64 toolkit",
-            "ii  zlib1g 1:1.2 amd64 compression",
-            "",
-        ];
-        let s = bm25(&q, &docs);
-        assert!(s[0] > 0.0);
-        assert_eq!(s[1], 0.0);
-        assert_eq!(s[2], 0.0);
-    }
-
-    #[test]
-    fn joined_words_match_their_parts() {
-        assert!(tokenize("<spotPrice>1.1</spotPrice>").contains(&stem("price")));
-        assert!(tokenize("x_rate_limit").contains(&"limit".to_string()));
-        // An acronym inside a joined word ends before its last capital.
-        let t = tokenize("'pDBPassword' HTTPServer");
-        assert!(t.contains(&stem("password")) && t.contains(&"db".to_string()));
-        assert!(t.contains(&stem("server")) && t.contains(&"http".to_string()));
-        let q = Query::new("how much rate limit is left?");
-        assert!(q.has("ratelimit"));
-        let s = bm25(
-            &q,
-            &[
-                "('x-ratelimit-remaining', '4969')",
-                "('content-type', 'json')",
-            ],
-        );
-        assert!(s[0] > s[1]);
-    }
-
-    #[test]
-    fn synonyms_expand_intent() {
-        let q = Query::new("Why did the build fail?");
-        assert!(q.has("error"));
-        assert!(!q.has("the"));
-    }
-}
+mod tests;
