@@ -5,7 +5,7 @@
 
 use super::rank::bm25;
 use super::text::{normalise, reduce_lines};
-use super::units::{pretty_style, table_columns, written_in};
+use super::units::{pretty_style, table_columns, written_in, Escapes};
 use super::{count, derived, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -75,9 +75,13 @@ fn records(
 ) -> usize {
     let n = recs.len();
     let lines: Vec<&str> = text.split('\n').collect();
-    // A record rendered (not quoted) is spaced as the file writes JSON.
+    // A record rendered (not quoted) is spaced and escaped as the file writes JSON.
     let pretty = pretty_style(text);
-    let spaced = |r: String| if pretty { r } else { compact_spacing(&r) };
+    let escapes = Escapes::of(text);
+    let spaced = |r: String| {
+        let r = if pretty { r } else { compact_spacing(&r) };
+        escapes.apply(&r).unwrap_or(r)
+    };
     // Schema: key -> (types, presence).
     let mut schema: BTreeMap<&str, (Vec<&'static str>, usize, usize)> = BTreeMap::new();
     for (i, (m, _)) in recs.iter().enumerate() {
@@ -598,6 +602,7 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
     } else {
         compact_spacing(&whole)
     };
+    let whole = Escapes::of(text).apply(&whole).unwrap_or(whole);
     if !whole.ends_with('…') && n_fail == 0 {
         f.items.push(Item {
             section: Section::Evidence,

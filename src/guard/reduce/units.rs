@@ -21,7 +21,7 @@ mod rows;
 mod templates;
 
 use json::{json_after_preamble, json_doc, ndjson};
-pub(crate) use json::{pretty_style, table_columns, written_in};
+pub(crate) use json::{pretty_style, table_columns, written_in, Escapes};
 use rows::{aligned_runs, csv, table, table_runs};
 use templates::mine;
 pub use templates::Template;

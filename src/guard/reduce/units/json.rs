@@ -6,8 +6,11 @@ use serde_json::Value;
 
 use super::{keep_line, line_starts, parts, Builder, UnitKind, LONG_LINE_BYTES, MAX_UNITS};
 
+mod escapes;
 mod grid;
 mod leaves;
+
+pub(crate) use escapes::Escapes;
 
 pub(crate) use leaves::{pretty_style, written_in};
 
@@ -73,7 +76,9 @@ pub(super) fn json_after_preamble(b: &mut Builder, text: &str) -> bool {
             }
             let starts = line_starts(text);
             let mut w = JsonWalk::new(starts, text, pretty_style(rest), off);
+            let from = b.units.len();
             w.walk(b, &v, "", 0);
+            restyle(b, from, Escapes::of(rest));
             return true;
         }
         off += l.len() + 1;
@@ -556,6 +561,7 @@ pub(super) fn json_line(b: &mut Builder, ln: usize, l: &str) -> bool {
     let mut w = JsonWalk::detached(pretty_style(&l[at..]));
     let (units, objects) = (b.units.len(), b.objects.len());
     w.walk(b, &v, "", 0);
+    restyle(b, units, Escapes::of(&l[at..]));
     for u in &mut b.units[units..] {
         u.line = ln;
     }
@@ -571,8 +577,31 @@ pub(super) fn json_doc(b: &mut Builder, text: &str) -> bool {
         return false;
     };
     let mut w = JsonWalk::new(line_starts(text), text, pretty_style(text), 0);
+    let from = b.units.len();
     w.walk(b, &v, "", 0);
+    restyle(b, from, Escapes::of(text));
     !b.units.is_empty()
+}
+
+/// Writes units `from..` of `b`, rendered from parsed values as serde_json writes them, with
+/// the escapes their text uses ([`Escapes`]): their text, pairs and parent's naming pair.
+fn restyle(b: &mut Builder, from: usize, e: Escapes) {
+    if e.is_plain() {
+        return;
+    }
+    for u in &mut b.units[from..] {
+        if let Some(t) = e.apply(&u.text) {
+            u.text = t;
+        }
+        for p in &mut u.pairs {
+            if let Some(t) = e.apply(p) {
+                *p = t;
+            }
+        }
+        if let Some(t) = e.apply(&u.parent) {
+            u.parent = t;
+        }
+    }
 }
 
 /// Deepest object nesting [`text_fields`] looks into.
@@ -605,6 +634,7 @@ fn text_fields<'a>(v: &'a Value, path: String, depth: usize, out: &mut Vec<(Stri
 /// Newline-delimited JSON: each object line is a record; other lines are lines.
 pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
     let pretty = pretty_style(text);
+    let (from, escapes) = (b.units.len(), Escapes::of(text));
     for (i, l) in text.split('\n').enumerate() {
         if b.units.len() >= MAX_UNITS {
             break;
@@ -645,5 +675,6 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
             }
         }
     }
+    restyle(b, from, escapes);
     !b.units.is_empty()
 }

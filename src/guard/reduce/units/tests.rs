@@ -746,3 +746,36 @@ fn a_line_cut_around_its_matches_keeps_the_id_it_starts_with() {
         .display(&q)
         .starts_with(crate::guard::reduce::CUT_MARK));
 }
+
+#[test]
+fn records_are_written_with_the_escapes_their_text_uses() {
+    // PHP and the NVD API write `\/`; Python's json.dumps writes `\u00e9`.
+    let recs: Vec<String> = (0..3)
+        .map(|i| format!(r#"{{"id": "CVE-{i}", "url": "https:\/\/nvd.nist.gov\/vuln\/{i}"}}"#))
+        .collect();
+    let text = format!(r#"{{"items": [{}]}}"#, recs.join(", "));
+    let u = build(&text, Kind::Json);
+    let rec = records(&u)[0];
+    assert!(
+        rec.pairs
+            .iter()
+            .any(|p| p.contains(r#""https:\/\/nvd.nist.gov\/vuln\/0""#)),
+        "{:?}",
+        rec.pairs
+    );
+    assert!(
+        text.contains(&rec.text) || rec.text.contains(r#"\/vuln\/0"#),
+        "{}",
+        rec.text
+    );
+    let recs: Vec<String> = (0..3)
+        .map(|i| format!(r#"{{"name": "Caf\u00e9 {i}", "n": {i}}}"#))
+        .collect();
+    let text = format!(r#"{{"items": [{}]}}"#, recs.join(", "));
+    let u = build(&text, Kind::Json);
+    let shown: Vec<String> = records(&u).iter().flat_map(|r| r.pairs.clone()).collect();
+    assert!(
+        shown.iter().any(|p| p.contains(r#""Caf\u00e9 1""#)),
+        "{shown:?}"
+    );
+}
