@@ -244,7 +244,8 @@ fn focus_items(items: &mut [Item], query: &Query) {
 /// [`crate::bench::score::facts`], the benchmark's own checker) all occur in `text`, as
 /// `check` ([`Verbatim`], built from `text`) judges: an excerpt that a rendering changed (an
 /// escape decoded, a record re-joined, a cut inside a quote) is replaced by its line as the
-/// file has it, cut to [`reduce::MAX_LINE_BYTES`], or dropped when that fails too. [`MUST`]
+/// file has it, cut to [`reduce::MAX_LINE_BYTES`], or dropped when that fails too or that line
+/// says nothing (it only opens an object, or is a log's blank line). [`MUST`]
 /// facts (sizes, kinds) and figures equal to one of the output's sizes (bytes, lines) pass.
 /// Issue 17: no summary may state what the output does not say.
 fn verbatim_only(items: Vec<Item>, text: &str, check: &Verbatim) -> Vec<Item> {
@@ -269,6 +270,12 @@ fn verbatim_only(items: Vec<Item>, text: &str, check: &Verbatim) -> Vec<Item> {
             let raw = lines
                 .get_or_insert_with(|| text.lines().collect())
                 .get(n.checked_sub(1)?)?;
+            // A line that only opens an object (`{`, `"cve": {`) or is a log's blank line
+            // says nothing in the excerpt's place.
+            use reduce::select::propose::{level_only, markup_only, opener_only};
+            if level_only(raw) || markup_only(raw) || opener_only(raw) {
+                return None;
+            }
             it.text = reduce::show_line(raw);
             check.ok(&it.render()).then_some(it)
         })

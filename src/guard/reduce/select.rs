@@ -20,7 +20,7 @@ mod focus;
 mod headers;
 mod metrics;
 mod named;
-mod propose;
+pub(crate) mod propose;
 mod stacks;
 mod summary;
 

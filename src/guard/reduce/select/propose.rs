@@ -57,8 +57,9 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     let push = |out: &mut Vec<Cand>, ch: Channel, i: usize, score: f64, prefix: Option<&str>| {
         let unit = &u.units[i];
         // A bare unit says nothing, unless it is salient or the output's last (`PASS`).
-        let says_nothing = unit.sev == Severity::None
-            && (s.sal[i] == 0.0 && i + 1 < n && bare(&unit.text) || level_only(&unit.text));
+        let says_nothing =
+            (unit.sev == Severity::None && s.sal[i] == 0.0 && i + 1 < n && bare(&unit.text))
+                || level_only(&unit.text);
         if markup_only(&unit.text) || says_nothing {
             return;
         }
@@ -315,14 +316,56 @@ pub(super) fn bare(text: &str) -> bool {
         < MIN_ALNUM
 }
 
-/// True for a line that is a log level and nothing else (`[INFO]`, `INFO:`): a blank line of a
-/// levelled log, whatever lines near it make salient.
-pub(super) fn level_only(text: &str) -> bool {
-    let words: String = text.chars().filter(|c| c.is_alphanumeric()).collect();
-    matches!(
-        words.to_ascii_uppercase().as_str(),
-        "INFO" | "DEBUG" | "TRACE" | "NOTICE" | "WARN" | "WARNING" | "VERBOSE"
+/// A time stamp as logs write one before a line: `2022-03-15T21:06:07.8974672Z`,
+/// `2024-01-02`, `[12:00:01.250]` (a date, or a time of hours, minutes and seconds).
+static STAMP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"^[\[(]?(?:\d{4}-\d{2}-\d{2}(?:[T ]?\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)[\])]?,?$",
     )
+    .expect("stamp pattern")
+});
+
+/// True for a line that is a log level, a time stamp or both, and nothing else but rules of
+/// punctuation (`[INFO]`, `INFO:`, `[ERROR]`, `2022-03-15T21:06:07.8974672Z`, `12:00:01 WARN`,
+/// `[INFO] ------`; a repeat mark before it is ignored): a blank line of a levelled or stamped log, whatever lines near it make salient
+/// and whatever level it writes.
+pub(crate) fn level_only(text: &str) -> bool {
+    let t = super::core(text).trim();
+    !t.is_empty()
+        && t.split_whitespace().all(|w| {
+            let word = w.trim_matches(|c: char| "[]()<>:|-".contains(c));
+            // A rule of dashes or equals signs after the level (`[INFO] -----`).
+            !w.chars().any(char::is_alphanumeric) && !t.chars().all(|c| !c.is_alphanumeric())
+                || STAMP.is_match(w)
+                || matches!(
+                    word.to_ascii_uppercase().as_str(),
+                    "INFO"
+                        | "DEBUG"
+                        | "TRACE"
+                        | "NOTICE"
+                        | "WARN"
+                        | "WARNING"
+                        | "VERBOSE"
+                        | "ERROR"
+                        | "ERR"
+                        | "FATAL"
+                        | "SEVERE"
+                        | "CRITICAL"
+                        | "CRIT"
+                )
+        })
+}
+
+/// True for a line that only opens a JSON or YAML object or list, under a key or none
+/// (`{`, `"cve": {`, `items: [`): its content is on the lines below.
+pub(crate) fn opener_only(text: &str) -> bool {
+    let t = super::core(text).trim();
+    let Some(head) = t.strip_suffix(['{', '[']) else {
+        return false;
+    };
+    let head = head.trim().trim_end_matches(':').trim();
+    let key = head.trim_matches('"');
+    !key.contains(|c: char| c.is_whitespace() || c == '"')
 }
 
 /// Lines below an element's tag line searched for its text ([`element_message`]).
@@ -429,7 +472,7 @@ pub fn markup_only(text: &str) -> bool {
 }
 
 /// The kind reducer's items as candidates of the [`Channel::Kind`] channel, with their
-/// relevance to `q`; [`markup_only`] items are left out.
+/// relevance to `q`; [`markup_only`] and [`level_only`] items are left out.
 pub fn from_kind(items: Vec<Item>, q: &Query) -> Vec<Cand> {
     let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
     let mut rel = bm25(q, &texts);
@@ -440,7 +483,9 @@ pub fn from_kind(items: Vec<Item>, q: &Query) -> Vec<Cand> {
     items
         .into_iter()
         .zip(rel)
-        .filter(|(item, _)| item.prio >= MUST || !markup_only(&item.text))
+        .filter(|(item, _)| {
+            item.prio >= MUST || !(markup_only(&item.text) || level_only(&item.text))
+        })
         .map(|(item, rel)| Cand {
             score: item.prio,
             item,

@@ -176,7 +176,28 @@ mod tests {
         assert!(super::super::propose::level_only("[INFO]"));
         assert!(super::super::propose::level_only("WARNING:"));
         assert!(!super::super::propose::level_only("[INFO] BUILD"));
-        assert!(!super::super::propose::level_only("[ERROR]"));
+        // Whatever level it writes, and stamped or not: a blank line of the log.
+        assert!(super::super::propose::level_only("[ERROR]"));
+        assert!(super::super::propose::level_only("[×6 to L1990] [ERROR]"));
+        assert!(super::super::propose::level_only(
+            "2022-03-15T21:06:07.8974672Z"
+        ));
+        assert!(super::super::propose::level_only("[12:00:01.250] WARN:"));
+        assert!(super::super::propose::level_only(
+            "[INFO] -------------------"
+        ));
+        assert!(!super::super::propose::level_only("[ERROR] x"));
+        assert!(!super::super::propose::level_only("-------------------"));
+        // Numbers, versions and addresses are content, not stamps.
+        for t in [
+            "1024",
+            "3.10.1",
+            "192.168.1.10",
+            "10.0.0.1:80",
+            "2024-01-02 failed",
+        ] {
+            assert!(!super::super::propose::level_only(t), "{t}");
+        }
     }
 
     #[test]

@@ -193,6 +193,19 @@ fn an_excerpt_holding_a_short_one_of_its_line_still_shows_more() {
 fn markup_alone_is_no_candidate() {
     use super::propose::markup_only;
     assert!(markup_only("</brick>"));
+    // A line that only opens an object or a list says nothing of its own.
+    use super::propose::opener_only;
+    for t in ["{", "  \"cve\": {", "items: [", "[×2 to L9] \"a.b\": ["] {
+        assert!(opener_only(t), "{t}");
+    }
+    for t in [
+        "\"id\": \"CVE-1\", \"x\": {",
+        "Found 3 issues: [",
+        "}",
+        "\"cve\": {}",
+    ] {
+        assert!(!opener_only(t), "{t}");
+    }
     assert!(markup_only("[×12 to L5192]   <brick>"));
     assert!(markup_only("  },"));
     assert!(!markup_only("<brickName>h1:/b</brickName>"));
