@@ -72,7 +72,9 @@ fn without_imperatives(text: &str) -> String {
 /// BM25 length normalisation (Robertson & Zaragoza 2009, common default).
 const B: f64 = 0.75;
 
-/// Words that carry no intent ("what", "the", ...), dropped from queries.
+/// Words that carry no intent ("what", "the", ...), dropped from queries, as written and
+/// stemmed. "summary" is not one: a question names "the trace summary" as it names a section
+/// (with it a query term: dev +1 against dropping it, session 34).
 const STOPWORDS: &[&str] = &[
     "a",
     "an",
@@ -150,7 +152,6 @@ const STOPWORDS: &[&str] = &[
     "our",
     "my",
     "summarize",
-    "summary",
     "check",
     "output",
     "file",

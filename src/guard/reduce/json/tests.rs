@@ -473,3 +473,34 @@ fn a_large_document_without_records_lists_only_the_leaves_the_question_names() {
         .iter()
         .any(|i| i.section == Section::Evidence && i.text.contains("statementMap")));
 }
+
+#[test]
+fn a_text_wrapped_in_a_few_keys_is_reduced_as_the_text() {
+    // A hook payload of a shape nobody named: the log is what the output says.
+    let mut log: String = (0..200)
+        .map(|i| format!("2024-01-02T10:00:{:02}Z step {i} ok\n", i % 60))
+        .collect();
+    log.push_str("ERROR: linking crate `app` failed: undefined symbol foo_init\n");
+    log.push_str("Process completed with exit code 1.\n");
+    let t = serde_json::json!({"weird": [log], "v": 2}).to_string();
+    let q = Query::new("why did the build fail?");
+    let r = reduce(&t, Kind::Json, &ctx(&q)).unwrap();
+    assert!(
+        r.status.contains("wrapping a text at .weird[0]"),
+        "{}",
+        r.status
+    );
+    assert_eq!(r.failed, Some(true), "{}", r.status);
+    assert!(
+        r.items
+            .iter()
+            .any(|i| i.text.contains("undefined symbol foo_init")),
+        "{:?}",
+        r.items.iter().map(|i| &i.text).collect::<Vec<_>>()
+    );
+    assert!(
+        r.next_action.contains("jq -r '.weird[0]'"),
+        "{}",
+        r.next_action
+    );
+}
