@@ -30,6 +30,7 @@ mod limit;
 mod mining;
 mod scoped;
 mod series;
+mod subset;
 
 pub use each::section_firsts;
 use extremes::extreme_field;
@@ -199,6 +200,10 @@ fn placeholder(v: &str) -> bool {
 }
 /// Extremes kept per numeric field.
 const TOP_EXTREMES: usize = 3;
+/// Weight of a field's extremes among the records the question names ([`subset`]), against
+/// the same field's over the whole output.
+const AMONG_WEIGHT: f64 = 1.1;
+
 /// Extremes kept per numeric field when the intent asks for a ranking ("the top five").
 const TOP_RANKED: usize = 5;
 
@@ -246,7 +251,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         }
     }
     normalise(&mut s.rel);
-    siblings_follow(u, &mut s.rel);
+    subset::siblings_follow(u, &mut s.rel);
     // A unit that holds a word of the question whole as one of its own tokens (a package
     // `openssl`, a table `payment`), where few units do, names the object asked about: it
     // ranks with the best BM25 matches whatever its length or its neighbours' repetitions.
@@ -492,8 +497,31 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     let mut ranked: Vec<RankedField> = Vec::new();
     // Both ends when the intent asks for both ("the most subscribers and the fewest").
     let both = asks.least && asks.most;
+    // Asked for an extreme among the records it names, each field's extremes among them too.
+    let among = if asks.most || asks.least {
+        subset::named_records(u, &s.rel)
+    } else {
+        None
+    };
     for (f, vals) in by_field {
         let name = &u.fields[f].name;
+        if let Some(sub) = &among {
+            let theirs: Vec<(f64, usize)> = vals
+                .iter()
+                .filter(|(_, i)| sub.contains(i))
+                .copied()
+                .collect();
+            if let Some(r) = extreme_field(name, theirs, &dists[f], q, lo, top_n, asks.ranked()) {
+                // Above the same field's extremes over the whole output.
+                ranked.push((
+                    r.0 * AMONG_WEIGHT,
+                    format!("{name} of the records asked about"),
+                    r.1,
+                    Some(f),
+                    lo,
+                ));
+            }
+        }
         if both {
             let small = extreme_field(name, vals.clone(), &dists[f], q, true, top_n, true);
             if let Some(r) = small {
@@ -692,42 +720,6 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         }
     }
     s
-}
-
-/// Most records nested side by side in one outer record for them to be its parts, all shown
-/// with the best of them ([`siblings_follow`]); more are a listing.
-const MAX_SIBLINGS: usize = 6;
-/// Least relevance (normalised, the best is 1) of the nested record that brings its siblings
-/// (0.5 to 0.98 measured alike: dev +2, other sets the same).
-const SIBLINGS_LEAD: f64 = 0.7;
-/// The relevance siblings take, against the record that brings them.
-const SIBLING_REL: f64 = 0.9;
-
-/// The parts of the object the question is about (the queries of the one dashboard panel it
-/// names, the steps of one job): a record nested in an outer record ([`Unit::parent`]) near the
-/// top of the relevance ranking raises its few siblings (the records of the same array in
-/// the same outer record) to just below it, whatever words they hold themselves.
-fn siblings_follow(u: &Units, rel: &mut [f64]) {
-    let mut groups: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
-    for (i, x) in u.units.iter().enumerate() {
-        if x.kind == UnitKind::Record && !x.parent.is_empty() {
-            groups
-                .entry((x.parent.as_str(), x.context.as_str()))
-                .or_default()
-                .push(i);
-        }
-    }
-    for v in groups
-        .values()
-        .filter(|v| (2..=MAX_SIBLINGS).contains(&v.len()))
-    {
-        let best = v.iter().map(|&i| rel[i]).fold(0.0, f64::max);
-        if best >= SIBLINGS_LEAD {
-            for &i in v {
-                rel[i] = rel[i].max(SIBLING_REL * best);
-            }
-        }
-    }
 }
 
 /// A numeric series: each value with its unit's index.

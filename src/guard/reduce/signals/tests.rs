@@ -725,10 +725,13 @@ fn the_best_nested_record_brings_its_few_siblings() {
     // Every query of the panel the question names ranks near the top, not only the one
     // whose words match best.
     let lead = rel_of("metric_2_0");
-    assert!(lead >= SIBLINGS_LEAD, "{lead}");
+    assert!(lead >= subset::SIBLINGS_LEAD, "{lead}");
     for k in 1..3 {
         let r = rel_of(&format!("metric_2_{k}"));
-        assert!(r >= SIBLING_REL * lead - 1e-9, "{k}: {r} against {lead}");
+        assert!(
+            r >= subset::SIBLING_REL * lead - 1e-9,
+            "{k}: {r} against {lead}"
+        );
         // Another panel's queries do not follow.
         assert!(rel_of(&format!("metric_3_{k}")) < 0.1);
     }

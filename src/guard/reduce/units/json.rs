@@ -342,12 +342,19 @@ impl<'t> JsonWalk<'t> {
         match &self.outer {
             Some(o) => b.units[u].parent = o.clone(),
             None => {
-                self.outer = NAMING_KEYS.iter().find_map(|want| {
-                    leaves
-                        .iter()
-                        .position(|l| l.path == *want)
-                        .map(|p| shown_pairs[p].clone())
-                });
+                // Its own naming key, else one of the object it wraps (`{"cve": {"id": …}}`).
+                let nested = |l: &Leaf, want: &str| {
+                    l.path.matches('.').count() == 1 && l.path.rsplit('.').next() == Some(want)
+                };
+                self.outer = NAMING_KEYS
+                    .iter()
+                    .find_map(|want| leaves.iter().position(|l| l.path == *want))
+                    .or_else(|| {
+                        NAMING_KEYS
+                            .iter()
+                            .find_map(|want| leaves.iter().position(|l| nested(l, want)))
+                    })
+                    .map(|p| shown_pairs[p].clone());
             }
         }
         b.units[u].pairs = shown_pairs;
