@@ -49,6 +49,34 @@ pub fn bare_tag(line: &str) -> bool {
     t.starts_with('<') && t.ends_with('>') && !t.contains([' ', '\t'])
 }
 
+/// Most lines before an opener, at its indentation and with no block of their own, that make
+/// one header with it (`commit 9f1c…`, `Author: …`, `Date: …` before a git log message).
+const MAX_HEADER_RUN: usize = 3;
+
+/// The first line of the header that 1-based line `p` (an opener) ends: the lines just before
+/// it at its indentation, with no blank line between and no block of their own (`end[x] == x`),
+/// when at most [`MAX_HEADER_RUN`] of them follow a blank line, a line of another indentation
+/// or the text's start (a longer run is a listing, and `p` alone heads its block). Its first
+/// line names the record (`commit 9f1c…`); `p` itself is often its last field (`Date: …`).
+fn run_start(lines: &[&str], p: usize, end: &[usize]) -> usize {
+    let d = indent(lines[p - 1]);
+    let mut b = p;
+    while b > 1 && p - (b - 1) <= MAX_HEADER_RUN {
+        let prev = lines[b - 2];
+        if prev.trim().is_empty() || indent(prev) != d || end[b - 1] != b - 1 {
+            break;
+        }
+        b -= 1;
+    }
+    let before = b.checked_sub(2).map(|i| lines[i]);
+    let bounded = before.is_none_or(|l| l.trim().is_empty() || indent(l) != d);
+    if b < p && bounded && header_like(lines[b - 1]) {
+        b
+    } else {
+        p
+    }
+}
+
 /// True when a line could name a record: enough letters or digits, and not only a tag with no
 /// attributes (`<entry>`, `</a>`) or a bracket.
 fn header_like(line: &str) -> bool {
@@ -302,6 +330,9 @@ impl Headers {
                 p = near[p];
             }
             if best > 0 {
+                best = run_start(&lines, best, &end);
+            }
+            if best > 0 {
                 used.insert(best);
                 parent[n - 1] = best as u32;
             }
@@ -463,6 +494,33 @@ mod tests {
         // Top-level lines have none.
         assert!(h.header(4, &it).is_none());
         assert!(h.header(1, &it).is_none());
+    }
+
+    #[test]
+    fn a_header_of_a_few_lines_is_named_by_its_first() {
+        // git log: the message's opener is `Date:`, the record's name its `commit` line.
+        let mut text = String::new();
+        for (sha, title) in [
+            ("9f1c2e", "Revert \"Use render node\""),
+            ("72a0b1", "Fix leak"),
+        ] {
+            text.push_str(&format!(
+                "commit {sha}a4b\nAuthor: A <a@x.org>\nDate:   Fri Mar 1 2019\n\n    {title}\n\n    Body.\n\n"
+            ));
+        }
+        let h = Headers::of(&text);
+        let it = Item::line(Section::Evidence, 5, "    Revert", 1.0);
+        let head = h.header(5, &it).expect("the title is inside a block");
+        assert_eq!(
+            (head.line, head.text.as_str()),
+            (Some(1), "commit 9f1c2ea4b")
+        );
+        // A longer run of flat lines is a listing: the opener alone heads its block.
+        let text = "alpha: one\nbravo: two\ncharlie: three\ndelta: four\necho: five\n  in echo\n";
+        assert_eq!(
+            Headers::of(text).header(6, &it).and_then(|i| i.line),
+            Some(5)
+        );
     }
 
     #[test]
