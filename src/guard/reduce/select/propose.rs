@@ -59,7 +59,8 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         // A bare unit says nothing, unless it is salient or the output's last (`PASS`).
         let says_nothing =
             (unit.sev == Severity::None && s.sal[i] == 0.0 && i + 1 < n && bare(&unit.text))
-                || level_only(&unit.text);
+                || level_only(&unit.text)
+                || encoded(&unit.text);
         if markup_only(&unit.text) || says_nothing {
             return;
         }
@@ -354,6 +355,28 @@ pub(crate) fn level_only(text: &str) -> bool {
                         | "CRIT"
                 )
         })
+}
+
+/// Shortest text [`encoded`] judges (a shorter run is an id or a hash, which may be the answer).
+const MIN_ENCODED_BYTES: usize = 60;
+
+/// True for a text that is encoded data, not words: base64 (a PEM certificate's lines, a JWT's
+/// parts, an embedded image) or a source map's VLQ `mappings` (`AAAA,SAAS;AACA`): at least
+/// [`MIN_ENCODED_BYTES`], no space, only letters, digits and `+/=,;` (no `.`, `:` or quote, as
+/// an identifier path or a URL has), and at least 30% of its letters in upper case (a
+/// camelCase identifier has fewer; a hex hash none, and it stays).
+pub(crate) fn encoded(text: &str) -> bool {
+    let t = super::core(text).trim().trim_matches(['"', '\'', ',']);
+    if t.len() < MIN_ENCODED_BYTES
+        || !t
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b',' | b';'))
+    {
+        return false;
+    }
+    let letters = t.bytes().filter(u8::is_ascii_alphabetic).count();
+    let upper = t.bytes().filter(u8::is_ascii_uppercase).count();
+    letters > 0 && upper * 10 >= letters * 3
 }
 
 /// True for a line that only opens a JSON or YAML object or list, under a key or none

@@ -193,6 +193,22 @@ fn an_excerpt_holding_a_short_one_of_its_line_still_shows_more() {
 fn markup_alone_is_no_candidate() {
     use super::propose::markup_only;
     assert!(markup_only("</brick>"));
+    // Encoded data says nothing: base64 and VLQ mappings; ids, hashes and paths stay.
+    use super::propose::encoded;
+    for t in [
+        "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTESMBAGA1UEChMJ",
+        ";AAEe,SAAS,IAAI,CAAC,EAAE,EAAE,OAAO,EAAE;AAC1C,EAAE,OAAO,SAAS,IAAI,GAAG;AACzB",
+    ] {
+        assert!(encoded(t), "{t}");
+    }
+    for t in [
+        "9998f02e4544c3adaf1946f1560890068503d5009998f02e4544c3adaf1946f15600",
+        "org/eclipse/jdt/internal/compiler/tool/EclipseCompilerImplementationClass",
+        "CVE-2022-22375",
+        "/home/runner/.m2/repository/org/eclipse/jdt/ecj/3.29.0/ecj-3.29.0.jar",
+    ] {
+        assert!(!encoded(t), "{t}");
+    }
     // A line that only opens an object or a list says nothing of its own.
     use super::propose::opener_only;
     for t in ["{", "  \"cve\": {", "items: [", "[×2 to L9] \"a.b\": ["] {
