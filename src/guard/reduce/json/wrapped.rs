@@ -20,12 +20,16 @@ const MAX_ELEMENTS: usize = 16;
 
 /// The string that makes up the document, with its jq path (`.weird[0]`, `.["a b"]`): a
 /// string of at least [`MIN_LINES`] lines whose length is at least [`MIN_SHARE`] of
-/// `doc_bytes` (the document's size in bytes); `None` when no string does.
+/// `doc_bytes` (the document's size in bytes), and that is not itself a JSON document; `None`
+/// when no string does.
 pub(super) fn dominant_text(v: &Value, doc_bytes: usize) -> Option<(String, &str)> {
     let mut best: Option<(String, &str)> = None;
     walk(v, String::new(), 0, &mut best);
+    // A JSON document in a string (a recorded response's body) is walked as JSON elsewhere.
     best.filter(|(_, s)| {
-        s.len() as f64 >= MIN_SHARE * doc_bytes as f64 && s.lines().count() >= MIN_LINES
+        s.len() as f64 >= MIN_SHARE * doc_bytes as f64
+            && s.lines().count() >= MIN_LINES
+            && serde_json::from_str::<Value>(s).is_err()
     })
 }
 
@@ -69,6 +73,11 @@ mod tests {
         );
         // A string beside as much other data, or a long single line, is not the document.
         let doc = serde_json::json!({"log": log.clone(), "data": log.replace('\n', " ")});
+        assert!(dominant_text(&doc, doc.to_string().len()).is_none());
+        let inner =
+            serde_json::to_string_pretty(&serde_json::json!({"a": (0..40).collect::<Vec<_>>()}))
+                .unwrap();
+        let doc = serde_json::json!({ "body": inner });
         assert!(dominant_text(&doc, doc.to_string().len()).is_none());
         let one = "x".repeat(5000);
         let doc = serde_json::json!({ "blob": one });

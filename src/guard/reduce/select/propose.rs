@@ -57,9 +57,11 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     let push = |out: &mut Vec<Cand>, ch: Channel, i: usize, score: f64, prefix: Option<&str>| {
         let unit = &u.units[i];
         // A bare unit says nothing, unless it is salient or the output's last (`PASS`).
+        // An error level alone that ends the output (`FATAL`) is its verdict.
+        let verdict = unit.sev != Severity::None && i + 1 == n;
         let says_nothing =
             (unit.sev == Severity::None && s.sal[i] == 0.0 && i + 1 < n && bare(&unit.text))
-                || level_only(&unit.text)
+                || (level_only(&unit.text) && !verdict)
                 || encoded(&unit.text);
         if markup_only(&unit.text) || says_nothing {
             return;
@@ -328,8 +330,8 @@ static STAMP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
 
 /// True for a line that is a log level, a time stamp or both, and nothing else but rules of
 /// punctuation (`[INFO]`, `INFO:`, `[ERROR]`, `2022-03-15T21:06:07.8974672Z`, `12:00:01 WARN`,
-/// `[INFO] ------`; a repeat mark before it is ignored): a blank line of a levelled or stamped log, whatever lines near it make salient
-/// and whatever level it writes.
+/// `[INFO] ------`; a repeat mark before it is ignored): a blank line of a levelled or stamped
+/// log, whatever lines near it make salient and whatever level it writes.
 pub(crate) fn level_only(text: &str) -> bool {
     let t = super::core(text).trim();
     !t.is_empty()
