@@ -341,7 +341,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // stdout's reader closed early (`toolsum status | head -1`): a normal end.
-        Err(e) if toolsum::daemon::cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if toolsum::daemon::cli::is_stdout_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // The whole cause chain, skipping a cause that the message before it already
             // quotes (thiserror messages often embed their source). A cause of several lines

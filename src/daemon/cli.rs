@@ -171,20 +171,26 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
         eprintln!("toolsum: warning: {f}");
     }
     use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    if a.json {
-        writeln!(stdout, "{}", serde_json::to_string(&out.response)?)?;
+    let json = if a.json {
+        Some(serde_json::to_string(&out.response)?)
     } else {
-        write!(stdout, "{}", out.response.text)?;
-        // A summary ends its last line; an original result is written back byte for byte.
-        if out.response.kind != crate::guard::ResultKind::Passthrough
-            && !out.response.text.ends_with('\n')
-        {
-            writeln!(stdout)?;
-        }
-    }
-    stdout.flush()?;
-    Ok(())
+        None
+    };
+    let mut stdout = std::io::stdout().lock();
+    let written = match json {
+        Some(j) => writeln!(stdout, "{j}"),
+        None => write!(stdout, "{}", out.response.text).and_then(|()| {
+            // A summary ends its last line; an original result is written back byte for byte.
+            if out.response.kind != crate::guard::ResultKind::Passthrough
+                && !out.response.text.ends_with('\n')
+            {
+                writeln!(stdout)
+            } else {
+                Ok(())
+            }
+        }),
+    };
+    written.and_then(|()| stdout.flush()).map_err(stdout_error)
 }
 
 /// Runs `ask` and prints the answer's text, ending with a newline (or, with `--json`, the response)
@@ -229,24 +235,55 @@ pub fn stop_cmd(a: SocketArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `text` and a newline to stdout, returning the write error instead of panicking as
-/// `println!` does: a reader that closed the pipe early (`toolsum status | head -1`) gives an
-/// [`std::io::ErrorKind::BrokenPipe`] error, which `main` treats as a normal end.
-///
-/// # Errors
-/// Any error writing to or flushing stdout.
-pub fn out_line(text: impl std::fmt::Display) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{text}")?;
-    stdout.flush()
+/// stdout's reader went away (`toolsum status | head -1`): for a CLI a normal end, as for
+/// `cat`, not a failure to report. Only stdout's own writes give it, so a broken pipe to the
+/// daemon stays an error.
+#[derive(Debug, thiserror::Error)]
+#[error("stdout was closed by its reader")]
+pub struct StdoutClosed;
+
+/// `e`, an error writing to stdout, as the CLI reports it: [`StdoutClosed`] for a broken pipe.
+fn stdout_error(e: std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        StdoutClosed.into()
+    } else {
+        anyhow::Error::new(e).context("writing to stdout")
+    }
 }
 
-/// True when `e`'s cause chain holds a broken pipe: stdout's reader went away, which for a CLI
-/// is a normal end (as `head` closing its input), not a failure to report.
-pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+/// Writes `text` and a newline to stdout, returning the write error instead of panicking as
+/// `println!` does.
+///
+/// # Errors
+/// [`StdoutClosed`] when the reader closed the pipe early, which `main` treats as a normal
+/// end; any other error writing to or flushing stdout.
+pub fn out_line(text: impl std::fmt::Display) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{text}")
+        .and_then(|()| stdout.flush())
+        .map_err(stdout_error)
+}
+
+/// True when `e`'s cause chain holds [`StdoutClosed`].
+pub fn is_stdout_closed(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<StdoutClosed>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_stdouts_own_broken_pipe_is_a_quiet_end() {
+        let closed = stdout_error(std::io::ErrorKind::BrokenPipe.into());
+        assert!(is_stdout_closed(&closed.context("printing the status")));
+        // A broken pipe to the daemon is an error to report.
+        let socket = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+            .context("sending the request to the daemon");
+        assert!(!is_stdout_closed(&socket));
+        assert!(!is_stdout_closed(&stdout_error(
+            std::io::ErrorKind::StorageFull.into()
+        )));
+    }
 }
