@@ -508,31 +508,9 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
         }
     }
 
-    // One text wrapped in a few keys: the text is what the output says.
-    if let Some((path, s)) = wrapped::dominant_text(v, text.len()) {
-        let top = path
-            .trim_start_matches(['.', '['])
-            .split(['.', '['])
-            .next()
-            .unwrap_or("")
-            .trim_matches(['"', ']'])
-            .to_string();
-        let anchor = key_line(&[top.as_str()]).or(Some(1));
-        let inner = embedded(&path, s, anchor, ctx, &mut f);
-        let status = if inner.status.is_empty() {
-            format!("JSON document wrapping a text at {path}.")
-        } else {
-            format!("JSON document wrapping a text at {path}: {}", inner.status)
-        };
-        return Reduction {
-            kind: Kind::Json,
-            items: f.items,
-            status,
-            failed: inner.failed,
-            next_action: format!(
-                "Extract the text with `jq -r '{path}'` on the saved file, then Read or Grep it."
-            ),
-        };
+    // One text wrapped in a few keys, or many texts (a source map's sources).
+    if let Some(r) = wrapped::reduce_texts(v, text.len(), ctx, &key_line, &mut f) {
+        return r;
     }
     let mut best = None;
     find_records(v, &mut Vec::new(), &mut best, 0);

@@ -463,7 +463,12 @@ pub fn select_with(
     if std::env::var_os("TOOLSUM_DEBUG_SELECT").is_some() {
         eprintln!("=== select: budget {budget}, used by musts and kind core {used}");
         for (c, q) in &queues {
-            for x in q.iter().rev().take(6) {
+            for x in q.iter().rev().take(
+                std::env::var("TOOLSUM_DEBUG_N")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(6),
+            ) {
                 eprintln!(
                     "{c:?} {:.2} rel={:.2} L{:?} cost={} {}",
                     x.score,

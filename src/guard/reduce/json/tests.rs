@@ -504,3 +504,47 @@ fn a_text_wrapped_in_a_few_keys_is_reduced_as_the_text() {
         r.next_action
     );
 }
+
+#[test]
+fn the_source_a_question_names_is_read_for_it_among_many_texts() {
+    // A source map: texts parallel to their names, beside a blob of mappings.
+    let code = |body: &str| -> String {
+        let mut s: String = (0..60)
+            .map(|i| format!("  throw new AxiosError('Request failed {i}', ERR_BAD_RESPONSE);\n"))
+            .collect();
+        s.push_str(body);
+        s
+    };
+    let a = code("export default bind;\n");
+    let b = code("  maxBodyLength: -1,\n  xsrfCookieName: 'XSRF-TOKEN',\n");
+    let t = serde_json::json!({
+        "version": 3,
+        "sources": ["../../lib/helpers/bind.js", "../../lib/defaults/index.js"],
+        "sourcesContent": [a, b],
+        "mappings": "AAAA,".repeat(4000),
+    })
+    .to_string();
+    let q = Query::new("what body size limit does lib/defaults/index.js set?");
+    let r = reduce(&t, Kind::Json, &ctx(&q)).unwrap();
+    assert!(
+        r.status
+            .contains(".sourcesContent[1] (.sources[1]: ../../lib/defaults/index.js)"),
+        "{}",
+        r.status
+    );
+    let answer = r
+        .items
+        .iter()
+        .find(|i| i.text.contains("maxBodyLength: -1"))
+        .expect("the answer line is an item");
+    assert_eq!(answer.section, Section::Evidence);
+    // Code that names an error is not a failure: it ranks below the line asked about.
+    for i in r.items.iter().filter(|i| i.text.contains("AxiosError(")) {
+        assert!(i.prio < answer.prio, "{} over the answer", i.text);
+    }
+    assert!(
+        r.next_action.contains("jq -r '.sourcesContent[1]'"),
+        "{}",
+        r.next_action
+    );
+}
