@@ -291,6 +291,18 @@ impl Out {
     }
 }
 
+/// Whether the first line of a CSV, split into `cells`, is a row rather than a header: no
+/// header names a column with a number (`pkg/__init__.py,sha256=…,118`, a wheel's RECORD),
+/// except years or indices in a row (`country,1990,1991,1992`): two or more integers, each
+/// above the one before.
+pub fn first_line_is_row(cells: &[&str]) -> bool {
+    let nums: Vec<f64> = cells.iter().filter_map(|c| num(c)).collect();
+    let counted = nums.len() >= 2
+        && nums.iter().all(|n| n.fract() == 0.0)
+        && nums.windows(2).all(|w| w[1] > w[0]);
+    !nums.is_empty() && !counted
+}
+
 /// Reduces a table, CSV or listing; `None` when no table shape is found.
 pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
     let lines: Vec<&str> = text.split('\n').collect();
@@ -308,10 +320,24 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
         let (h, c) = find_header(&lines)?;
         (h, c, false)
     };
+    // A CSV whose first line is a row: no header names a column with a number
+    // (`pkg/__init__.py,sha256=…,118`, a wheel's RECORD). Its columns are numbered.
+    let headerless = csv && {
+        let cells: Vec<&str> = cols.iter().map(|(_, c)| c.as_str()).collect();
+        first_line_is_row(&cells)
+    };
+    let cols: Vec<(usize, String)> = if headerless {
+        (1..=cols.len())
+            .map(|k| (0, format!("column {k}")))
+            .collect()
+    } else {
+        cols
+    };
+    let body_start = if headerless { hidx } else { hidx + 1 };
     let ncols = cols.len();
     let names: Vec<String> = cols.iter().map(|(_, n)| n.clone()).collect();
     // Left-aligned columns (kubectl, systemctl, dpkg) split by header offsets; others by whitespace.
-    let body: Vec<usize> = (hidx + 1..lines.len())
+    let body: Vec<usize> = (body_start..lines.len())
         .filter(|&i| !lines[i].trim().is_empty())
         .collect();
     let aligned = !csv && aligned(&lines, &body, &cols);
@@ -361,8 +387,12 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
     o.items.push(Item {
         section: Section::KeyFacts,
         order: 2,
-        line: Some(hidx + 1),
-        text: format!("header: {}", show_line(lines[hidx].trim())),
+        line: (!headerless).then_some(hidx + 1),
+        text: if headerless {
+            format!("no header line (the first line is a row); columns numbered 1 to {ncols}")
+        } else {
+            format!("header: {}", show_line(lines[hidx].trim()))
+        },
         prio: MUST,
     });
     // Lines that are not rows (preamble, footers like "220 loaded units listed.").
@@ -385,7 +415,8 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
             .map(|(_, f)| f.get(c).map_or("", |s| s.as_str()))
             .collect();
         let nums = vals.iter().filter(|v| num(v).is_some()).count();
-        if nums * 10 >= vals.len().max(1) * 9 && c + 1 < ncols {
+        // A whitespace table's last column is free text (`COMMAND`); a CSV's is a field.
+        if nums * 10 >= vals.len().max(1) * 9 && (c + 1 < ncols || csv) {
             numeric.push(c);
             continue;
         }
@@ -692,134 +723,4 @@ fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::guard::reduce::rank::Query;
-
-    #[test]
-    fn kubectl_table_flags_rare_status() {
-        let mut t =
-            String::from("NAMESPACE   NAME        READY   STATUS             RESTARTS   AGE\n");
-        for i in 0..20 {
-            t.push_str(&format!(
-                "default     web-{i:<6}  1/1     Running            0          2d\n"
-            ));
-        }
-        t.push_str("default     db-x        0/1     CrashLoopBackOff   42         2d\n");
-        let q = Query::new("are any pods unhealthy?");
-        let r = reduce(
-            &t,
-            Kind::Table,
-            &Ctx {
-                query: &q,
-                exit_code: None,
-                bytes: 0,
-            },
-        )
-        .unwrap();
-        assert!(r
-            .items
-            .iter()
-            .any(|i| i.section == Section::Errors && i.text.contains("CrashLoopBackOff")));
-    }
-
-    #[test]
-    fn title_case_headers_laid_out_in_columns_are_tables_and_prose_is_not() {
-        let df = "Filesystem      Size  Used Avail Use% Mounted on\n\
-                  /dev/sda1        50G   20G   28G  42% /\n\
-                  tmpfs           7.8G     0  7.8G   0% /dev/shm\n\
-                  /dev/sdb1       916G  801G   69G  93% /data\n";
-        let lines: Vec<&str> = df.lines().collect();
-        let (h, cols) = find_header(&lines).expect("df's header");
-        assert_eq!(h, 0);
-        assert_eq!(cols[0].1, "Filesystem");
-        // Title-case prose is no header: no gaps of two spaces between its words.
-        let prose = "Starting The Build For Release Candidate Two\n\
-                     compiling module one of the project now\n\
-                     compiling module two of the project now\n\
-                     compiling module three of the project now\n";
-        let lines: Vec<&str> = prose.lines().collect();
-        assert!(find_header(&lines).is_none());
-    }
-
-    #[test]
-    fn a_header_of_any_case_over_rows_of_numbers_is_a_table() {
-        let iostat = "Device            r/s     w/s     rkB/s     wkB/s  %util\n\
-                      sda             12.00    3.50    480.00     96.00   4.10\n\
-                      sdb              0.20   88.10      3.20   9120.00  97.30\n\
-                      nvme0n1        301.00   12.00  12040.00    192.00  35.00\n";
-        let lines: Vec<&str> = iostat.lines().collect();
-        let (h, cols) = find_header(&lines).expect("iostat's header");
-        assert_eq!((h, cols.len()), (0, 6));
-        assert_eq!(cols[5].1, "%util");
-        // Lowercase words over rows of words are no table.
-        let log = "starting   the   build\nfetching deps from the mirror\ncompiling crate one\ncompiling crate two\n";
-        let lines: Vec<&str> = log.lines().collect();
-        assert!(find_header(&lines).is_none());
-    }
-
-    #[test]
-    fn blocks_of_key_value_lines_under_a_capitalised_title_are_no_table() {
-        let mut text = String::new();
-        for n in [203, 202, 201] {
-            text.push_str(&format!(
-                "LOGICAL UNIT NUMBER {n}\nName:  LUN {n}\nCurrent Owner:  SP B\nPool Name:  Pool_cl\n\
-                 Extreme Performance:  19.15%\n\n"
-            ));
-        }
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(find_header(&lines).is_none(), "{:?}", find_header(&lines));
-        // A table whose first column holds a time with colons is still one.
-        let ps = "PID  TTY      TIME     CMD\n1    ?        00:00:03 init\n22   pts/0    00:00:00 bash\n\
-                  31   pts/0    00:00:00 ps\n";
-        let lines: Vec<&str> = ps.lines().collect();
-        assert!(find_header(&lines).is_some());
-    }
-
-    #[test]
-    fn header_words_one_space_apart_name_one_column_when_no_value_starts_under_the_second() {
-        let names = |t: &str| -> Vec<String> {
-            let lines: Vec<&str> = t.lines().collect();
-            find_header(&lines)
-                .expect("a header")
-                .1
-                .into_iter()
-                .map(|c| c.1)
-                .collect()
-        };
-        let docker = "CONTAINER ID   IMAGE          COMMAND                  CREATED        STATUS\n\
-                      4c01db0b339c   ubuntu:12.04   \"bash\"                   17 hours ago   Up 11 min\n\
-                      d7886598dbe2   crosbymichael  \"/redis-server --dir\"   33 hours ago   Up 33 hours\n\
-                      a1b2c3d4e5f6   nginx:1.25     \"nginx -g 'daemon\"      2 days ago     Exited (0)\n";
-        assert_eq!(
-            names(docker),
-            ["CONTAINER ID", "IMAGE", "COMMAND", "CREATED", "STATUS"]
-        );
-        let df = "Filesystem      Size  Used Avail Use% Mounted on\n\
-                  /dev/sda1        50G   20G   28G  42% /\n\
-                  tmpfs           7.8G     0  7.8G   0% /dev/shm\n\
-                  /dev/sdb1       916G  801G   69G  93% /data\n";
-        assert_eq!(
-            names(df),
-            ["Filesystem", "Size", "Used", "Avail", "Use%", "Mounted on"]
-        );
-        // Right-aligned numbers one space apart stay columns of their own.
-        let ps = "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n\
-                  root           1  0.0  0.1 169316 13052 ?        Ss   Nov30   0:05 /sbin/init\n\
-                  root           2  0.0  0.0      0     0 ?        S    Nov30   0:00 [kthreadd]\n\
-                  www-data     812  3.2  1.4 221004 58212 ?        S    Nov30  12:41 nginx: worker\n";
-        assert_eq!(names(ps).len(), 11);
-        // A header written one space apart, over rows that are not aligned under it: each
-        // word is a column.
-        let plain = "PID USER %CPU RSS COMMAND\n100 root 0.0 0 proc0\n101 root 1.0 37000 proc1\n\
-                     102 root 2.0 74000 proc2\n";
-        assert_eq!(names(plain), ["PID", "USER", "%CPU", "RSS", "COMMAND"]);
-    }
-
-    #[test]
-    fn numbers_parse() {
-        assert_eq!(num("15%"), Some(15.0));
-        assert_eq!(num("7:53.61"), Some(473.61));
-        assert_eq!(num("abc"), None);
-    }
-}
+mod tests;

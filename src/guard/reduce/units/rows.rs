@@ -323,6 +323,17 @@ pub(super) fn csv(b: &mut Builder, text: &str) -> bool {
             continue;
         }
         let cells = split_csv(l, d);
+        // No header names a column with a number: a first line holding one is a row
+        // (`pkg/__init__.py,sha256=…,118`, a wheel's RECORD), and the columns are numbered.
+        if header.is_none()
+            && table::first_line_is_row(&cells.iter().map(String::as_str).collect::<Vec<_>>())
+        {
+            header = Some(
+                (1..=cells.len())
+                    .map(|k| b.field(&format!("column {k}")))
+                    .collect(),
+            );
+        }
         match &header {
             None => {
                 header = Some(cells.iter().map(|c| b.field(c)).collect());

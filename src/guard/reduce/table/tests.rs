@@ -1,0 +1,174 @@
+use super::*;
+use crate::guard::reduce::rank::Query;
+
+#[test]
+fn kubectl_table_flags_rare_status() {
+    let mut t = String::from("NAMESPACE   NAME        READY   STATUS             RESTARTS   AGE\n");
+    for i in 0..20 {
+        t.push_str(&format!(
+            "default     web-{i:<6}  1/1     Running            0          2d\n"
+        ));
+    }
+    t.push_str("default     db-x        0/1     CrashLoopBackOff   42         2d\n");
+    let q = Query::new("are any pods unhealthy?");
+    let r = reduce(
+        &t,
+        Kind::Table,
+        &Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: 0,
+        },
+    )
+    .unwrap();
+    assert!(r
+        .items
+        .iter()
+        .any(|i| i.section == Section::Errors && i.text.contains("CrashLoopBackOff")));
+}
+
+#[test]
+fn title_case_headers_laid_out_in_columns_are_tables_and_prose_is_not() {
+    let df = "Filesystem      Size  Used Avail Use% Mounted on\n\
+              /dev/sda1        50G   20G   28G  42% /\n\
+              tmpfs           7.8G     0  7.8G   0% /dev/shm\n\
+              /dev/sdb1       916G  801G   69G  93% /data\n";
+    let lines: Vec<&str> = df.lines().collect();
+    let (h, cols) = find_header(&lines).expect("df's header");
+    assert_eq!(h, 0);
+    assert_eq!(cols[0].1, "Filesystem");
+    // Title-case prose is no header: no gaps of two spaces between its words.
+    let prose = "Starting The Build For Release Candidate Two\n\
+                 compiling module one of the project now\n\
+                 compiling module two of the project now\n\
+                 compiling module three of the project now\n";
+    let lines: Vec<&str> = prose.lines().collect();
+    assert!(find_header(&lines).is_none());
+}
+
+#[test]
+fn a_header_of_any_case_over_rows_of_numbers_is_a_table() {
+    let iostat = "Device            r/s     w/s     rkB/s     wkB/s  %util\n\
+                  sda             12.00    3.50    480.00     96.00   4.10\n\
+                  sdb              0.20   88.10      3.20   9120.00  97.30\n\
+                  nvme0n1        301.00   12.00  12040.00    192.00  35.00\n";
+    let lines: Vec<&str> = iostat.lines().collect();
+    let (h, cols) = find_header(&lines).expect("iostat's header");
+    assert_eq!((h, cols.len()), (0, 6));
+    assert_eq!(cols[5].1, "%util");
+    // Lowercase words over rows of words are no table.
+    let log = "starting   the   build\nfetching deps from the mirror\ncompiling crate one\ncompiling crate two\n";
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(find_header(&lines).is_none());
+}
+
+#[test]
+fn blocks_of_key_value_lines_under_a_capitalised_title_are_no_table() {
+    let mut text = String::new();
+    for n in [203, 202, 201] {
+        text.push_str(&format!(
+            "LOGICAL UNIT NUMBER {n}\nName:  LUN {n}\nCurrent Owner:  SP B\nPool Name:  Pool_cl\n\
+             Extreme Performance:  19.15%\n\n"
+        ));
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(find_header(&lines).is_none(), "{:?}", find_header(&lines));
+    // A table whose first column holds a time with colons is still one.
+    let ps =
+        "PID  TTY      TIME     CMD\n1    ?        00:00:03 init\n22   pts/0    00:00:00 bash\n\
+              31   pts/0    00:00:00 ps\n";
+    let lines: Vec<&str> = ps.lines().collect();
+    assert!(find_header(&lines).is_some());
+}
+
+#[test]
+fn header_words_one_space_apart_name_one_column_when_no_value_starts_under_the_second() {
+    let names = |t: &str| -> Vec<String> {
+        let lines: Vec<&str> = t.lines().collect();
+        find_header(&lines)
+            .expect("a header")
+            .1
+            .into_iter()
+            .map(|c| c.1)
+            .collect()
+    };
+    let docker = "CONTAINER ID   IMAGE          COMMAND                  CREATED        STATUS\n\
+                  4c01db0b339c   ubuntu:12.04   \"bash\"                   17 hours ago   Up 11 min\n\
+                  d7886598dbe2   crosbymichael  \"/redis-server --dir\"   33 hours ago   Up 33 hours\n\
+                  a1b2c3d4e5f6   nginx:1.25     \"nginx -g 'daemon\"      2 days ago     Exited (0)\n";
+    assert_eq!(
+        names(docker),
+        ["CONTAINER ID", "IMAGE", "COMMAND", "CREATED", "STATUS"]
+    );
+    let df = "Filesystem      Size  Used Avail Use% Mounted on\n\
+              /dev/sda1        50G   20G   28G  42% /\n\
+              tmpfs           7.8G     0  7.8G   0% /dev/shm\n\
+              /dev/sdb1       916G  801G   69G  93% /data\n";
+    assert_eq!(
+        names(df),
+        ["Filesystem", "Size", "Used", "Avail", "Use%", "Mounted on"]
+    );
+    // Right-aligned numbers one space apart stay columns of their own.
+    let ps = "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n\
+              root           1  0.0  0.1 169316 13052 ?        Ss   Nov30   0:05 /sbin/init\n\
+              root           2  0.0  0.0      0     0 ?        S    Nov30   0:00 [kthreadd]\n\
+              www-data     812  3.2  1.4 221004 58212 ?        S    Nov30  12:41 nginx: worker\n";
+    assert_eq!(names(ps).len(), 11);
+    // A header written one space apart, over rows that are not aligned under it: each
+    // word is a column.
+    let plain = "PID USER %CPU RSS COMMAND\n100 root 0.0 0 proc0\n101 root 1.0 37000 proc1\n\
+                 102 root 2.0 74000 proc2\n";
+    assert_eq!(names(plain), ["PID", "USER", "%CPU", "RSS", "COMMAND"]);
+}
+
+#[test]
+fn numbers_parse() {
+    assert_eq!(num("15%"), Some(15.0));
+    assert_eq!(num("7:53.61"), Some(473.61));
+    assert_eq!(num("abc"), None);
+}
+
+#[test]
+fn a_csv_whose_first_line_is_a_row_has_numbered_columns_and_ranks_its_last() {
+    // A wheel's RECORD: path, digest, size; no header line.
+    let mut t = String::from("pkg/__init__.py,sha256=AAAA,118\n");
+    for i in 0..20 {
+        t.push_str(&format!(
+            "pkg/m{i}.py,sha256=B{i},{}\n",
+            100 + (i * 7919) % 3000
+        ));
+    }
+    t.push_str("pkg/shell.py,sha256=CCCC,55789\n");
+    let q = Query::new("which file is the largest?");
+    let ctx = Ctx {
+        query: &q,
+        exit_code: None,
+        bytes: 0,
+    };
+    let r = reduce(&t, Kind::Csv, &ctx).unwrap();
+    assert!(
+        r.status.contains("22 rows (column 1, column 2, column 3)"),
+        "{}",
+        r.status
+    );
+    assert!(r.items.iter().all(|i| !i.text.starts_with("header:")));
+    // The size column is the last: it is ranked, its top row first.
+    let top = r
+        .items
+        .iter()
+        .find(|i| i.text.starts_with("top rows by column 3:"))
+        .expect("the last column ranked");
+    assert!(top.text.contains("column 3: L22,"), "{}", top.text);
+    // A first line of names stays the header.
+    let t = "path,digest,size\npkg/a.py,sha256=A,10\npkg/b.py,sha256=B,20\npkg/c.py,sha256=C,5\n";
+    let r = reduce(t, Kind::Csv, &ctx).unwrap();
+    assert!(r.items.iter().any(|i| i.text == "header: path,digest,size"));
+}
+
+#[test]
+fn years_in_a_row_are_a_header_and_a_number_alone_makes_a_row() {
+    assert!(first_line_is_row(&["pkg/a.py", "sha256=A", "118"]));
+    assert!(first_line_is_row(&["3.5", "2.0", "x"]));
+    assert!(!first_line_is_row(&["country", "1990", "1991", "1992"]));
+    assert!(!first_line_is_row(&["path", "digest", "size"]));
+}
