@@ -499,7 +499,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     let both = asks.least && asks.most;
     // Asked for an extreme among the records it names, each field's extremes among them too.
     let among = if asks.most || asks.least {
-        subset::named_records(u, &s.rel)
+        subset::named_records(u, &s.rel).or_else(|| subset::under_named_path(u, q))
     } else {
         None
     };

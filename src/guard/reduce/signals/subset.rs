@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::guard::reduce::rank::Query;
 use crate::guard::reduce::units::{UnitKind, Units};
 
 /// Fewest outer records for a subset of them to be named (fewer are all read alike).
@@ -59,6 +60,47 @@ pub(super) fn named_records(u: &Units, rel: &[f64]) -> Option<HashSet<usize>> {
         return None;
     }
     Some(named.into_iter().flatten().copied().collect())
+}
+
+/// Shortest path-like word of the question (`src/plugins`) that names the records under it.
+const MIN_PATH_WORD: usize = 5;
+
+/// The records under a path the question writes ("the largest files under
+/// `risuclient/plugins/`"): the units of kind record whose text holds, at the start of a
+/// path (after a separator or at the start), a word of the question that has a `/` in it and
+/// at least [`MIN_PATH_WORD`] bytes. `None` unless at least two records do and at least one
+/// does not (all of them is the whole output, whose extremes are ranked anyway).
+pub(super) fn under_named_path(u: &Units, q: &Query) -> Option<HashSet<usize>> {
+    let words: Vec<&str> = q
+        .names
+        .iter()
+        .map(|w| w.trim_matches('/'))
+        .filter(|w| w.len() >= MIN_PATH_WORD && w.contains('/'))
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    let mut records = 0usize;
+    let mut under = HashSet::new();
+    for (i, x) in u.units.iter().enumerate() {
+        if x.kind != UnitKind::Record {
+            continue;
+        }
+        records += 1;
+        let lower = x.text.to_lowercase();
+        let holds = words.iter().any(|w| {
+            lower.match_indices(w).any(|(at, _)| {
+                let before = lower[..at].chars().next_back();
+                let after = lower[at + w.len()..].chars().next();
+                before.is_none_or(|c| !c.is_alphanumeric() && c != '_' && c != '-')
+                    && after == Some('/')
+            })
+        });
+        if holds {
+            under.insert(i);
+        }
+    }
+    (under.len() >= 2 && under.len() < records).then_some(under)
 }
 
 /// Most records nested side by side in one outer record for them to be its parts, all shown
@@ -159,5 +201,47 @@ mod tests {
             "{}",
             s.ext_why[&best]
         );
+    }
+
+    /// A wheel's RECORD: no header, paths with their sizes; the largest file of all is
+    /// outside the folder the question names.
+    fn record() -> String {
+        let mut t = String::from("pkg/__init__.py,sha256=AAAA,118\n");
+        t.push_str("pkg/shell.py,sha256=BBBB,55789\n");
+        for i in 0..30 {
+            // Sizes in no order (a rising column reads as an id).
+            let size = 100 + (i * 7919) % 5000;
+            t.push_str(&format!("pkg/plugins/p{i}.sh,sha256=C{i},{size}\n"));
+        }
+        t.push_str("pkg/plugins/core/numa.sh,sha256=DDDD,13754\n");
+        t.push_str("pkg/plugins-old/big.sh,sha256=EEEE,40000\n");
+        t
+    }
+
+    #[test]
+    fn the_extreme_among_the_records_under_a_path_the_question_writes_is_found() {
+        let text = record();
+        let u = build(&text, Kind::Csv);
+        // No header: the first line is a row, its columns numbered.
+        assert!(u.fields.iter().any(|f| f.name == "column 3"));
+        assert!(u.fields.iter().all(|f| f.name != "118"));
+        let q = Query::new("Which files under pkg/plugins/ are the largest?");
+        let under = super::under_named_path(&u, &q).expect("records under pkg/plugins");
+        // `pkg/plugins-old/` is another folder.
+        assert_eq!(under.len(), 31);
+        let question = "Which files under pkg/plugins/ are the largest?";
+        let s = score(&u, &q, &Asks::of(question));
+        let best = (0..u.units.len())
+            .filter(|i| s.ext_why.get(i).is_some_and(|w| w.contains("asked about")))
+            .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+            .expect("an extreme among the records asked about");
+        assert!(
+            u.units[best].text.contains("numa.sh"),
+            "{}",
+            u.units[best].text
+        );
+        // A path that every record, or one record, holds names no subset.
+        assert!(super::under_named_path(&u, &Query::new("largest under pkg/ ?")).is_none());
+        assert!(super::under_named_path(&u, &Query::new("size of pkg/plugins/core/")).is_none());
     }
 }
