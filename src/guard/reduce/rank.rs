@@ -347,6 +347,53 @@ pub struct Query {
     /// [`MAX_SET_ASIDE`]. A field whose values these make up picks the records with any
     /// other ([`crate::guard::reduce::signals`]).
     pub set_aside: Vec<String>,
+    /// Clock times the question writes (`around 11:02`), as `HH:MM`: a unit holding one (a
+    /// log line stamped `11:02:33`) matches the query term [`clock_term`] of it.
+    pub clocks: Vec<String>,
+}
+
+/// Weight of a clock time the question writes, as a query term: the minute asked about.
+const CLOCK_WEIGHT: f64 = 1.5;
+
+/// The query term that stands for clock time `hhmm` (`HH:MM`) in [`Query::terms`]: no token
+/// of text can be it (a control character opens it).
+fn clock_term(hhmm: &str) -> String {
+    format!("\u{1}{hhmm}")
+}
+
+/// The clock times (`HH:MM`, the hour padded) that `text` writes as `H:MM` or `HH:MM`, with
+/// or without seconds, not after a digit, a colon or a dot (the minutes and seconds of
+/// `00:11:02`, a version's `1.11:02`).
+fn clocks_in(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(off) = text[i..].find(':') {
+        let at = i + off;
+        i = at + 1;
+        let mut start = at;
+        while start > 0 && b[start - 1].is_ascii_digit() && at - start < 2 {
+            start -= 1;
+        }
+        let hours = &text[start..at];
+        let before = start.checked_sub(1).map(|k| b[k]);
+        let mins = text.get(at + 1..at + 3).unwrap_or("");
+        let after = b.get(at + 3).copied();
+        let ok = !hours.is_empty()
+            && before.is_none_or(|c| !c.is_ascii_digit() && c != b':' && c != b'.')
+            && mins.len() == 2
+            && mins.bytes().all(|c| c.is_ascii_digit())
+            && after.is_none_or(|c| !c.is_ascii_digit())
+            && hours.parse::<u32>().is_ok_and(|h| h < 24)
+            && mins < "60";
+        if ok {
+            let c = format!("{:0>2}:{mins}", hours);
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 /// Phrases that open a list of values the answer is not (lower case).
@@ -564,11 +611,21 @@ impl Query {
         // The list runs to the end of the clause, so it may hold more than values ("other
         // than the vendored ones failed to build"): its words stay query terms, and only a
         // field whose values they make up reads them ([`Query::set_aside`]).
+        // A clock time is the minute asked about, not two numbers.
+        let clocks = clocks_in(text);
+        for c in &clocks {
+            for part in c.split(':') {
+                terms.remove(part);
+                terms.remove(part.trim_start_matches('0'));
+            }
+            terms.insert(clock_term(c), CLOCK_WEIGHT);
+        }
         Query {
             terms,
             names,
             negated: neg,
             set_aside: set_aside(text, &stop),
+            clocks,
         }
     }
 
@@ -683,7 +740,23 @@ fn bm25_with<S: AsRef<str>>(query: &Query, docs: &[S], ubiquitous: Option<f64>) 
     if query.is_empty() || docs.is_empty() {
         return vec![0.0; docs.len()];
     }
-    let toks: Vec<Vec<String>> = docs.iter().map(|d| tokenize(d.as_ref())).collect();
+    let toks: Vec<Vec<String>> = docs
+        .iter()
+        .map(|d| {
+            let mut t = tokenize(d.as_ref());
+            if !query.clocks.is_empty() {
+                let mine = clocks_in(d.as_ref());
+                t.extend(
+                    query
+                        .clocks
+                        .iter()
+                        .filter(|c| mine.contains(c))
+                        .map(|c| clock_term(c)),
+                );
+            }
+            t
+        })
+        .collect();
     let n = toks.len() as f64;
     let avg = toks.iter().map(Vec::len).sum::<usize>() as f64 / n.max(1.0);
     let mut df: HashMap<&str, usize> = HashMap::new();

@@ -175,3 +175,25 @@ fn a_stopword_is_dropped_in_its_stemmed_form_too() {
     }
     assert!(q.has("ci"));
 }
+
+#[test]
+fn a_clock_time_the_question_writes_is_the_minute_asked_about() {
+    assert_eq!(
+        clocks_in("around 11:02, or 9:05:17?"),
+        vec!["11:02", "09:05"]
+    );
+    // Minutes and seconds after the hour, a version, a port: no clock time of their own.
+    assert_eq!(clocks_in("took 00:11:02"), vec!["00:11"]);
+    assert!(clocks_in("v1.11:02x; 10.0.0.1:8080").is_empty());
+    let q = Query::new("Why did node b drop out around 11:02?");
+    assert_eq!(q.clocks, vec!["11:02"]);
+    // The hour and minute are not numbers to match on their own.
+    assert!(!q.has("11") && !q.has("02"));
+    let docs = [
+        "Apr 03 10:58:01 node b drop: retry 11 of 02",
+        "Apr 03 11:02:47 node b drop: shutdown requested",
+        "Apr 03 11:03:30 node b rejoined",
+    ];
+    let s = bm25(&q, &docs);
+    assert!(s[1] > s[0] && s[1] > s[2], "{s:?}");
+}
