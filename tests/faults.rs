@@ -722,3 +722,35 @@ fn closed_stdout_pipe_is_a_quiet_end() {
         assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
     }
 }
+
+/// An intent, tool name or argument value that starts with `-` is a value, not a flag: guard
+/// passes the output on (a usage error would lose it).
+#[test]
+fn hyphen_leading_values_do_not_lose_the_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let small = tmp.path().join("small.txt");
+    std::fs::write(&small, "all 3 tests passed\n").unwrap();
+    let sock = tmp.path().join("none.sock").display().to_string();
+    for (flag, value) in [
+        ("--intent", "-v: why did it fail?"),
+        ("--intent", "--help"),
+        ("--tool", "-x"),
+        ("--args", "-1"),
+    ] {
+        let mut args = vec!["guard", "--no-spawn", "--socket", &sock];
+        if flag != "--tool" {
+            args.extend(["--tool", "Bash"]);
+        }
+        let file = small.display().to_string();
+        let dir = tmp.path().display().to_string();
+        args.extend([flag, value, "--session-dir", &dir, &file]);
+        let out = Command::new(util::bin()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{flag} {value}: {err}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "all 3 tests passed\n",
+            "{flag} {value}: {err}"
+        );
+    }
+}

@@ -31,13 +31,15 @@ pub struct GuardArgs {
     #[command(flatten)]
     pub config: ConfigLayer,
     /// The tool's name (e.g. Bash, Read, mcp__github__search).
-    #[arg(long)]
+    // Values may start with `-` (`--intent "-v: why?"`): a usage error here would lose the
+    // output that guard exists to pass on.
+    #[arg(long, allow_hyphen_values = true)]
     pub tool: String,
     /// The tool's arguments as JSON.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub args: Option<String>,
     /// What the agent wants from the output.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub intent: Option<String>,
     /// The agent session's directory (default: the current directory).
     #[arg(long)]
@@ -74,6 +76,7 @@ pub struct AskArgs {
     /// A file saved by toolsum under a session's long_responses/.
     pub file: PathBuf,
     /// The new question, e.g. "which port does the exporter listen on?".
+    #[arg(allow_hyphen_values = true)]
     pub question: String,
 }
 
@@ -199,6 +202,12 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
 /// # Errors
 /// As [`ask_cli`] and [`Config::load`].
 pub fn ask_cmd(a: AskArgs) -> anyhow::Result<()> {
+    if a.question.trim().is_empty() {
+        anyhow::bail!(
+            "the question is empty: ask what you want from {} (e.g. \"which test failed?\")",
+            a.file.display()
+        );
+    }
     let r = ask_cli(AskCliOptions {
         config: Config::load(a.config)?,
         file: a.file,

@@ -486,11 +486,29 @@ impl SummaryJob {
     /// instead, as does a reduction that finds nothing.
     pub fn digest(self, counter: &dyn TokenCounter, header: &str, reason: String) -> GuardResponse {
         if self.text.len() > DIGEST_MAX_BYTES {
-            let h = format!(
-                "{header}\n[Too large to reduce ({} bytes); showing the first and last {} characters.]",
+            // Not reduced: the error lines a scan of the whole text finds, then head and tail.
+            let (n, errors) = scan::error_lines(&self.text, MAX_SCANNED_ERRORS);
+            let mut h = format!(
+                "[Output too large to reduce ({} bytes); its error lines by a scan of all of it, then its first and last {} characters.]",
                 thousands(self.text.len() as u64),
                 thousands(self.limits.preview_chars as u64)
             );
+            if errors.is_empty() {
+                h.push_str("\nError lines: none found.");
+            } else {
+                h.push_str(&format!(
+                    "\nError lines: {}{}",
+                    thousands(n as u64),
+                    if n > errors.len() {
+                        format!(", the first {}:", errors.len())
+                    } else {
+                        ":".to_string()
+                    }
+                ));
+                for e in &errors {
+                    h.push_str(&format!("\n{e}"));
+                }
+            }
             let f = self.pointer();
             let mut r = self.preview_response(&h, &f, reason);
             r.tokens.output = counter.count(&r.text);
@@ -677,6 +695,11 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
     }
     Prepared::NeedsModel(job)
 }
+
+mod scan;
+
+/// Most error lines quoted from a text too large to reduce ([`scan::error_lines`]).
+const MAX_SCANNED_ERRORS: usize = 10;
 
 #[cfg(test)]
 mod tests;

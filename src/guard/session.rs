@@ -60,7 +60,8 @@ pub fn fallback_session_dir() -> std::io::Result<PathBuf> {
 /// else the fallback dir. The second value names the fault, if any, for a warning.
 ///
 /// - an existing directory: used as it is;
-/// - missing with an existing parent directory: created, mode 0700 (no fault);
+/// - missing with an existing parent directory: created, mode 0700, with a `.gitignore` of
+///   `*` (no fault);
 /// - relative: made absolute against the current dir first;
 /// - anything else (a file, a missing parent, no permission): [`fallback_session_dir`], and
 ///   the fault says why.
@@ -78,7 +79,12 @@ pub fn prepare_session_dir(wanted: &Path) -> (PathBuf, Option<String>) {
         Ok(_) => format!("session dir {} is not a directory", wanted.display()),
         Err(_) => match wanted.parent() {
             Some(parent) if parent.is_dir() => match mkdir_private(&wanted, false) {
-                Ok(()) => return (wanted, None),
+                Ok(()) => {
+                    // Made by toolsum, so toolsum's: saved outputs stay out of commits
+                    // (`--session-dir .toolsum` in a repository), as a hook's do.
+                    let _ = fs::write(wanted.join(".gitignore"), "*\n");
+                    return (wanted, None);
+                }
                 Err(e) => format!("session dir {} cannot be created: {e}", wanted.display()),
             },
             _ => format!(
@@ -234,6 +240,12 @@ mod tests {
             fs::metadata(&want).unwrap().permissions().mode() & 0o777,
             0o700
         );
+        // Created by toolsum, it keeps its saved outputs out of commits.
+        assert_eq!(fs::read_to_string(want.join(".gitignore")).unwrap(), "*\n");
+        // A directory the user made is left as it is.
+        let (d, _) = prepare_session_dir(t.path());
+        assert_eq!(d, t.path());
+        assert!(!t.path().join(".gitignore").exists());
         let file = t.path().join("f");
         fs::write(&file, b"x").unwrap();
         let (d, fault) = prepare_session_dir(&file);

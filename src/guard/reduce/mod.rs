@@ -237,6 +237,13 @@ pub fn detect(text: &str) -> Kind {
             return Kind::Ndjson;
         }
     }
+    // A document that is one JSON string (a log serialised as a string): its text, decoded.
+    if trimmed.starts_with('"')
+        && text.trim_end().ends_with('"')
+        && serde_json::from_str::<String>(text).is_ok()
+    {
+        return Kind::Json;
+    }
     let lower_head = clip_str(trimmed, 4096).to_ascii_lowercase();
     if (lower_head.starts_with("<?xml") || lower_head.starts_with("<testsuite"))
         && head.contains("<testcase")

@@ -548,3 +548,20 @@ fn the_source_a_question_names_is_read_for_it_among_many_texts() {
         r.next_action
     );
 }
+
+#[test]
+fn a_document_that_is_one_string_is_read_as_its_text() {
+    let mut log: String = (0..100)
+        .map(|i| format!("10:00:{:02} step {i} ok\n", i % 60))
+        .collect();
+    log.push_str("ERROR: java.lang.OutOfMemoryError: Java heap space\n");
+    let t = serde_json::to_string(&log).unwrap();
+    assert_eq!(crate::guard::reduce::detect(&t), Kind::Json);
+    let q = Query::new("why did it crash?");
+    let r = reduce(&t, Kind::Json, &ctx(&q)).unwrap();
+    assert!(r.status.contains("wrapping a text at ."), "{}", r.status);
+    assert!(r.items.iter().any(|i| i
+        .text
+        .contains("L101: ERROR: java.lang.OutOfMemoryError: Java heap space")));
+    assert!(r.next_action.contains("jq -r '.'"), "{}", r.next_action);
+}
