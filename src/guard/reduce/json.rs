@@ -744,10 +744,11 @@ fn ndjson(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
     };
     f.push(
         format!(
-            "kind: ndjson; {} bytes, {} records, {} unparsable lines",
+            "kind: ndjson; {} bytes, {} records, {} unparsable line{}",
             fmt_num(ctx.size(text)),
             count(parsed.len()),
-            count(bad)
+            count(bad),
+            if bad == 1 { "" } else { "s" }
         ),
         MUST,
     );
@@ -763,8 +764,14 @@ fn ndjson(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
             count(n_fail)
         ),
         failed: Some(n_fail > 0),
-        next_action: "Filter the saved file with jq (select on the fields you need) for the records you need."
-            .to_string(),
+        // Plain `jq` stops at the first line that is not JSON and drops the records after it.
+        next_action: if bad == 0 {
+            "Filter the saved file with jq (select on the fields you need) for the records you need."
+                .to_string()
+        } else {
+            "Filter the saved file with `jq -R 'fromjson? | select(…)'` (it has lines that are not JSON, where plain jq stops) for the records you need."
+                .to_string()
+        },
     })
 }
 

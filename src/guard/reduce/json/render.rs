@@ -160,7 +160,7 @@ pub fn is_failure(m: &Map<String, Value>) -> bool {
         let k = k.to_ascii_lowercase();
         match k.as_str() {
             "status" | "state" | "conclusion" | "result" | "outcome" | "level" | "severity"
-            | "phase" | "action" => match v {
+            | "phase" | "action" | "event" => match v {
                 Value::String(s) => {
                     FAIL_WORDS.contains(&s.to_ascii_lowercase().as_str())
                         // An HTTP status written as a string (k6's tags: `"status":"404"`).

@@ -565,3 +565,29 @@ fn a_document_that_is_one_string_is_read_as_its_text() {
         .contains("L101: ERROR: java.lang.OutOfMemoryError: Java heap space")));
     assert!(r.next_action.contains("jq -r '.'"), "{}", r.next_action);
 }
+
+#[test]
+fn an_event_that_failed_counts_and_a_line_that_is_not_json_changes_the_jq_advice() {
+    // `cargo test -- -Z unstable-options --format json`: the outcome is the `event` field.
+    let mut t = String::new();
+    for i in 0..30 {
+        t.push_str(&format!(
+            "{{\"type\":\"test\",\"event\":\"ok\",\"name\":\"t{i}\"}}\n"
+        ));
+    }
+    t.push_str("{\"type\":\"test\",\"event\":\"failed\",\"name\":\"tests::parse\"}\n");
+    t.push_str("error: test failed, to rerun pass `--lib`\n");
+    let q = Query::new("which test failed?");
+    let r = reduce(&t, Kind::Ndjson, &ctx(&q)).unwrap();
+    assert!(r.status.contains("31 records, 1 failing"), "{}", r.status);
+    assert_eq!(r.failed, Some(true));
+    assert!(r
+        .items
+        .iter()
+        .any(|i| i.text.contains("1 unparsable line") && !i.text.contains("lines")));
+    assert!(
+        r.next_action.contains("jq -R 'fromjson?"),
+        "{}",
+        r.next_action
+    );
+}
