@@ -769,7 +769,7 @@ fn ndjson(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
             "Filter the saved file with jq (select on the fields you need) for the records you need."
                 .to_string()
         } else {
-            "Filter the saved file with `jq -R 'fromjson? | select(…)'` (it has lines that are not JSON, where plain jq stops) for the records you need."
+            "Filter the saved file with jq -R and fromjson? on each line (lines that are not JSON stop plain jq) for the records you need."
                 .to_string()
         },
     })

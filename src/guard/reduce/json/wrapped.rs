@@ -85,7 +85,10 @@ pub(super) fn reduce_texts(
         let status = if inner.status.is_empty() {
             format!("JSON document wrapping a text at {path}.")
         } else {
-            format!("JSON document wrapping a text at {path}: {}", inner.status)
+            format!(
+                "JSON document wrapping a text at {path}: {}",
+                counted(&inner.status, s)
+            )
         };
         return Some(Reduction {
             kind: Kind::Json,
@@ -93,7 +96,7 @@ pub(super) fn reduce_texts(
             status,
             failed: inner.failed,
             next_action: format!(
-                "Extract the text with `jq -r '{path}'` on the saved file, then Read or Grep it."
+                "Extract the text at {path} with jq -r (the path quoted for the shell) from the saved file, then Read or Grep it."
             ),
         });
     }
@@ -146,7 +149,7 @@ pub(super) fn reduce_texts(
             if inner.status.is_empty() {
                 ".".to_string()
             } else {
-                format!(": {}", inner.status)
+                format!(": {}", counted(&inner.status, c.text))
             }
         );
         return Some(Reduction {
@@ -155,12 +158,21 @@ pub(super) fn reduce_texts(
             status,
             failed: inner.failed,
             next_action: format!(
-                "Extract a text with `jq -r '{}'` on the saved file (another by its index), then Read or Grep it.",
+                "Extract the text at {} (another by its index) with jq -r from the saved file, then Read or Grep it.",
                 c.path
             ),
         });
     }
     None
+}
+
+/// `status`, a text's own Status ([`super::reduce_lines`]'s `Output of 161 lines; …`), with
+/// the text's line count written as a count toolsum made ([`count`]): the document does not
+/// write that number, and it must not read as quoted from it.
+fn counted(status: &str, text: &str) -> String {
+    let n = text.split('\n').count() - usize::from(text.ends_with('\n'));
+    let plain = format!(" of {} line", super::super::fmt_num(n));
+    status.replacen(&plain, &format!(" of {} line", count(n)), 1)
 }
 
 /// Fewest lines a string needs to count as one of a document's texts ([`chosen_text`]).
