@@ -73,14 +73,7 @@ pub(super) fn reduce_texts(
 ) -> Option<Reduction> {
     // One text wrapped in a few keys: the text is what the output says.
     if let Some((path, s)) = dominant_text(v, doc_bytes) {
-        let top = path
-            .trim_start_matches(['.', '['])
-            .split(['.', '['])
-            .next()
-            .unwrap_or("")
-            .trim_matches(['"', ']'])
-            .to_string();
-        let anchor = key_line(&[top.as_str()]).or(Some(1));
+        let anchor = anchor_of(&path, key_line);
         let inner = super::embedded(&path, s, anchor, ctx, f);
         let status = if inner.status.is_empty() {
             format!("JSON document wrapping a text at {path}.")
@@ -102,15 +95,7 @@ pub(super) fn reduce_texts(
     }
     // Many texts (a source map's sources): the one that best matches the question.
     if let Some(c) = chosen_text(v, doc_bytes, ctx.query) {
-        let top = c
-            .path
-            .trim_start_matches(['.', '['])
-            .split(['.', '['])
-            .next()
-            .unwrap_or("")
-            .trim_matches(['"', ']'])
-            .to_string();
-        let anchor = key_line(&[top.as_str()]).or(Some(1));
+        let anchor = anchor_of(&c.path, key_line);
         let label = match &c.name {
             Some((np, n)) => format!("{} ({np}: {n})", c.path),
             None => c.path.clone(),
@@ -164,6 +149,18 @@ pub(super) fn reduce_texts(
         });
     }
     None
+}
+
+/// The line of the document's top-level key that leads to `path` (`.sourcesContent[17]` ->
+/// `sourcesContent`), else line 1: where the text's excerpts are anchored.
+fn anchor_of(path: &str, key_line: &dyn Fn(&[&str]) -> Option<usize>) -> Option<usize> {
+    let top = path
+        .trim_start_matches(['.', '['])
+        .split(['.', '['])
+        .next()
+        .unwrap_or("")
+        .trim_matches(['"', ']']);
+    key_line(&[top]).or(Some(1))
 }
 
 /// `status`, a text's own Status ([`super::reduce_lines`]'s `Output of 161 lines; …`), with
