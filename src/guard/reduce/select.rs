@@ -689,4 +689,6 @@ const FIRST_BORROW_DIVISOR: usize = 6;
 #[cfg(test)]
 mod focus_tests;
 #[cfg(test)]
+mod propose_tests;
+#[cfg(test)]
 mod tests;
