@@ -197,3 +197,23 @@ fn a_clock_time_the_question_writes_is_the_minute_asked_about() {
     let s = bm25(&q, &docs);
     assert!(s[1] > s[0] && s[1] > s[2], "{s:?}");
 }
+
+#[test]
+fn the_words_a_question_calls_keys() {
+    let keys = |q: &str| Query::new(q).keys;
+    assert_eq!(
+        keys("Which node types have a 'decorator' field?"),
+        ["decorator"]
+    );
+    assert_eq!(
+        keys("Is the key `reboot_required` set anywhere?"),
+        ["reboot_required"]
+    );
+    assert_eq!(
+        keys("which records carry the deprecated attribute"),
+        ["deprecated"]
+    );
+    assert!(keys("Which tests failed, and why?").is_empty());
+    // A stopword beside the noun names no key.
+    assert!(keys("Which of the fields are empty?").is_empty());
+}

@@ -16,7 +16,7 @@ use super::{number, Dist, Fact};
 use crate::guard::reduce::rank::{stem, Query};
 use crate::guard::reduce::select::Headers;
 use crate::guard::reduce::show_line_max;
-use crate::guard::reduce::units::Units;
+use crate::guard::reduce::units::{UnitKind, Units};
 
 /// Most records a chosen value may have: more are a listing, not a choice.
 const MAX_CHOSEN: usize = 60;
@@ -132,7 +132,8 @@ fn negated(value: &str, q: &Query) -> bool {
 /// most [`MAX_CHOSEN`] and fewer than half: "not Established" among 52 `Established`, 4
 /// `Idle` and 1 `Shut` picks the 5.
 fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>, bool)> {
-    let mut out = Vec::new();
+    // A key the question calls one first: it says what it asks about in so many words.
+    let mut out = keyed(u, q);
     let holding = |f: usize, keep: &dyn Fn(&str) -> bool| -> Vec<usize> {
         (0..u.units.len())
             .filter(|&i| u.units[i].fields.iter().any(|(g, v)| *g == f && keep(v)))
@@ -162,6 +163,73 @@ fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>
         }
     }
     out
+}
+
+/// Mark opening the "value" of a pick by a key ([`keyed`]): what follows is the key's path,
+/// shown in place of the field's path and value.
+const KEY_MARK: char = '\u{1}';
+
+/// The records that hold a key the question names when only some records do (`fields ›
+/// decorator` in 8 of 324 tree-sitter node types: "which node types have a decorator
+/// field?"): for each path prefix ending in a key one of the question's words names, the
+/// records holding any field under it, when they are at most [`MAX_CHOSEN`] and 60% of the
+/// records of their kind (same [`Unit::context`]). The "value" is [`KEY_MARK`] and the
+/// prefix as the fact shows it.
+fn keyed(u: &Units, q: &Query) -> Vec<(usize, String, Vec<usize>, bool)> {
+    let mut prefixes: Vec<(String, Vec<usize>)> = Vec::new();
+    for (f, field) in u.fields.iter().enumerate() {
+        let segs: Vec<&str> = field.name.split(['.', '/']).collect();
+        let Some(k) = segs
+            .iter()
+            .position(|seg| key_named(seg.trim_end_matches("[]"), q))
+        else {
+            continue;
+        };
+        let prefix = segs[..=k].join(".");
+        match prefixes.iter_mut().find(|(p, _)| *p == prefix) {
+            Some((_, fs)) => fs.push(f),
+            None => prefixes.push((prefix, vec![f])),
+        }
+    }
+    let mut out = Vec::new();
+    for (prefix, fs) in prefixes {
+        let recs: Vec<usize> = (0..u.units.len())
+            .filter(|&i| {
+                u.units[i].kind == UnitKind::Record
+                    && u.units[i].fields.iter().any(|(g, _)| fs.contains(g))
+            })
+            .collect();
+        let Some(&first) = recs.first() else {
+            continue;
+        };
+        let context = &u.units[first].context;
+        let total = u
+            .units
+            .iter()
+            .filter(|x| x.kind == UnitKind::Record && x.context == *context)
+            .count();
+        if recs.len() > MAX_CHOSEN || recs.len() * 5 > total * 3 {
+            continue;
+        }
+        out.push((
+            fs[0],
+            format!("{KEY_MARK}{}", shown_path(&prefix)),
+            recs,
+            false,
+        ));
+    }
+    out
+}
+
+/// True when a question's word names key `seg` (3+ letters, the word itself or its stem).
+fn key_named(seg: &str, q: &Query) -> bool {
+    let k = seg.to_ascii_lowercase();
+    k.len() >= 3
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && q.keys
+            .iter()
+            .any(|n| *n == k || (n.len() >= 4 && stem(n) == stem(&k)))
 }
 
 /// The words of a field's value, for [`set_aside`]: split at whitespace and `/,()+;|`,
@@ -273,13 +341,12 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fa
         } else {
             String::new()
         };
+        let what = match value.strip_prefix(KEY_MARK) {
+            Some(key) => key.to_string(),
+            None => format!("{} {}", shown_path(&d.name), show_line_max(&value, 60)),
+        };
         out.push(Fact {
-            text: format!(
-                "records with {} {}, by {by}: {}{more}",
-                shown_path(&d.name),
-                show_line_max(&value, 60),
-                shown.join("; ")
-            ),
+            text: format!("records with {what}, by {by}: {}{more}", shown.join("; ")),
             line: None,
             weight: WEIGHT,
             answers: true,
@@ -446,6 +513,46 @@ mod tests {
         let none = |q: &str| chosen(&u, &d, &Query::new(q), &Headers::default()).is_empty();
         assert!(none("what does this event contain?"));
         assert!(none("list the sha1 hashes"));
+    }
+
+    #[test]
+    fn the_records_holding_a_key_the_question_names_are_listed_by_their_name() {
+        // Node types of a grammar: 60 records, 5 of them with a `decorator` field.
+        let recs: Vec<_> = (0..60)
+            .map(|i| {
+                let mut fields = serde_json::json!({
+                    "body": { "multiple": false, "types": [{ "type": "statement_block" }] }
+                });
+                if i % 12 == 5 {
+                    fields["decorator"] =
+                        serde_json::json!({ "multiple": true, "types": [{ "type": "decorator" }] });
+                }
+                serde_json::json!({ "type": format!("node_{i}"), "named": true, "fields": fields })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&recs).unwrap();
+        let u = build(&text, Kind::Json);
+        let d = field_dists(&u);
+        let q = Query::new("Which node types have a 'decorator' field?");
+        assert_eq!(q.keys, ["decorator"]);
+        let f = chosen(&u, &d, &q, &Headers::default());
+        assert!(!f.is_empty(), "{f:?}");
+        assert!(
+            f[0].text
+                .starts_with("records with fields › decorator, by type:"),
+            "{}",
+            f[0].text
+        );
+        for i in (0..60).filter(|i| i % 12 == 5) {
+            let pair = format!("\"type\": \"node_{i}\"");
+            assert!(f[0].text.contains(&pair), "{}", f[0].text);
+            assert!(text.contains(&pair));
+        }
+        assert!(!f[0].text.contains("\"node_0\""), "{}", f[0].text);
+        // A key every record holds picks none; a word not called a key is no key.
+        let none = |q: &str| chosen(&u, &d, &Query::new(q), &Headers::default()).is_empty();
+        assert!(none("Which node types have a 'body' field?"));
+        assert!(none("Which node types take a decorator?"));
     }
 
     #[test]
