@@ -364,6 +364,16 @@ fn raw_call(stream: &mut BufReader<UnixStream>, bytes: &[u8]) -> Value {
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
 }
 
+/// The base64 PNG (200x120, 28,627 bytes) of the shared corpus's MCP screenshot case.
+fn screenshot_b64() -> String {
+    let text =
+        std::fs::read_to_string(util::corpus_dir().join("cases/case_08_mcp_screenshot.json"))
+            .unwrap();
+    let start = text.find("iVBOR").expect("the case holds a PNG");
+    let len = text[start..].find('"').expect("a JSON string");
+    text[start..start + len].to_string()
+}
+
 const PNG_1X1_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 #[test]
@@ -506,8 +516,13 @@ fn real_daemon_end_to_end() {
         corpus
     );
 
-    // Base64 PNG, whole and inside MCP JSON.
+    // A tiny base64 PNG (96 chars) under the limit goes back as written.
     let (r, _) = cli_guard(&socket, &session, "screenshot", PNG_1X1_B64.as_bytes(), &[]);
+    assert_eq!(kind(&r), "passthrough", "{r:?}");
+    assert_eq!(r.text, PNG_1X1_B64);
+    // A screenshot's base64 (38 KB), whole and inside MCP JSON: saved decoded.
+    let shot = screenshot_b64();
+    let (r, _) = cli_guard(&socket, &session, "screenshot", shot.as_bytes(), &[]);
     assert_eq!(kind(&r), "binary", "{r:?}");
     let png = &r
         .saved
@@ -517,7 +532,7 @@ fn real_daemon_end_to_end() {
     assert!(std::fs::read(session.join(&png.path))
         .unwrap()
         .starts_with(b"\x89PNG"));
-    let mcp = json!({"content": [{"type": "image", "mimeType": "image/png", "data": PNG_1X1_B64}, {"type": "text", "text": "took a screenshot"}]});
+    let mcp = json!({"content": [{"type": "image", "mimeType": "image/png", "data": shot}, {"type": "text", "text": "took a screenshot"}]});
     let (r, _) = cli_guard(
         &socket,
         &session,
@@ -526,7 +541,7 @@ fn real_daemon_end_to_end() {
         &[],
     );
     assert!(r.saved.iter().any(|s| s.media_type == "image/png"), "{r:?}");
-    assert!(!r.text.contains(PNG_1X1_B64), "{r:?}");
+    assert!(!r.text.contains(&shot[..200]), "{r:?}");
 
     // NUL bytes and invalid UTF-8 travel as content_b64 and still get a result.
     let mut bin = b"header\0\0\0".to_vec();

@@ -151,31 +151,16 @@ pub fn prepare(
     }
     let limits = req.limits;
 
-    // Step 4: encoding and binary, at any size.
+    // Step 4: encoding, and a raw binary at any size (no text to hand back unchanged).
     let decoded = decode::decode(&req.content);
-    if !req.keep_binary_inline {
-        let blob = match &decoded {
-            None => Some(binary::raw(&req.content)),
-            Some(d) => binary::whole_base64(d.text.as_bytes()),
-        };
-        if let Some(blob) = blob {
-            let (text, saved, reason) = match blob.save(&req.session_dir, &req.tool) {
-                Ok((f, desc)) => (compose(&desc, &binary_footer(&f)), vec![f], None),
-                Err(e) if e.is_request_error() => return Err(e),
-                Err(e) => (
-                    blob.describe(&format!("not saved: {}", e.kind())),
-                    vec![],
-                    Some(format!("save_failed: {}: {e}", e.kind())),
-                ),
-            };
-            let mut r = response(ResultKind::Binary, text, saved);
-            r.reason = reason;
-            r.content_kind = Some("binary".into());
-            r.encoding = decoded.and_then(|d| d.label()).map(Into::into);
-            r.tokens.output = count_output(&r.text, counter);
-            r.timings_ms.total = ms(started);
-            return Ok(Prepared::Done(r));
-        }
+    if !req.keep_binary_inline && decoded.is_none() {
+        return Ok(Prepared::Done(binary_result(
+            binary::raw(&req.content),
+            &req,
+            None,
+            counter,
+            started,
+        )?));
     }
     // Binary kept inline on request: UTF-8 with U+FFFD (and pointed to, as any inexact text).
     let decoded = decoded.unwrap_or_else(|| decode::lossy(&req.content));
@@ -186,20 +171,37 @@ pub fn prepare(
         what: decoded.describe(),
     };
     let mut text: Cow<'_, str> = decoded.text;
+    let (mut tokens, mut count_ms) = count_tokens(&text, counter, &limits);
+    // Base64 files in a text over the limit: the whole text one file, or files in its string
+    // fields, saved decoded. A text under the limit goes back as it came, base64 and all (a
+    // certificate in `kubectl get secret -o json` is a value the agent may need as written).
     let mut saved = Vec::new();
     let mut blob_failure = None;
     let mut replaced = false;
-    if !req.keep_binary_inline {
-        if let Some(r) = binary::replace_blobs(&text, &req.session_dir, &req.tool)? {
+    let over = tokens > limits.token_limit;
+    if !req.keep_binary_inline && (over || text.len() >= INLINE_BLOB_MIN_CHARS) {
+        if let Some(blob) = binary::whole_base64(text.as_bytes()) {
+            return Ok(Prepared::Done(binary_result(
+                blob, &req, raw.label, counter, started,
+            )?));
+        }
+        let worth = over
+            || binary::find_blobs(&text)
+                .iter()
+                .any(|(r, _)| r.len() >= INLINE_BLOB_MIN_CHARS);
+        if !worth {
+        } else if let Some(r) = binary::replace_blobs(&text, &req.session_dir, &req.tool)? {
             text = Cow::Owned(r.text);
             saved = r.saved;
             blob_failure = r.failure;
             replaced = true;
+            let (t, c) = count_tokens(&text, counter, &limits);
+            tokens = t;
+            count_ms += c;
         }
     }
 
     // Steps 1-2: count, pass through (an inexact text with a pointer to its raw bytes).
-    let (tokens, count_ms) = count_tokens(&text, counter, &limits);
     if tokens <= limits.token_limit {
         let kind = if replaced {
             ResultKind::Binary
@@ -208,7 +210,27 @@ pub fn prepare(
         };
         let mut body = text.into_owned();
         let mut failure = blob_failure;
-        if raw.label.is_some() {
+        if replaced {
+            // The output as received is saved whole beside the files taken out of it, and
+            // named in the first one's description (a line after it would make a JSON result
+            // invalid JSON).
+            let (ext, media) = raw.kind(&body);
+            match save::save(&req.session_dir, &req.tool, &req.content, ext, &media) {
+                Ok(f) => {
+                    if let Some(first) = saved.first() {
+                        let at = format!("saved to {}", first.path);
+                        body = body.replacen(
+                            &at,
+                            &format!("{at}; the output as received: {}", f.path),
+                            1,
+                        );
+                    }
+                    saved.push(f);
+                }
+                Err(e) if e.is_request_error() => return Err(e),
+                Err(e) => failure = failure.or(Some(e)),
+            }
+        } else if raw.label.is_some() {
             // The caller's copy of the same bytes, when it has one; else a copy of our own.
             let copy = req.source.filter(|f| f.bytes == req.content.len() as u64);
             let (note, f, err) = match copy {
@@ -238,25 +260,10 @@ pub fn prepare(
         return Ok(Prepared::Done(r));
     }
 
-    // Step 3: save the full result: its raw bytes, unless base64 files were taken out (then
-    // the text with their descriptions, and the raw bytes beside it when the text is inexact).
-    let mut note = None;
-    if replaced && raw.label.is_some() {
-        let (n, f, _) = raw.save(&req.session_dir, &req.tool, &text)?;
-        saved.extend(f);
-        note = Some(n);
-    }
-    let bytes: &[u8] = if replaced {
-        text.as_bytes()
-    } else {
-        &req.content
-    };
-    let (ext, media) = if replaced {
-        let (e, m) = save::text_kind(bytes);
-        (e, Cow::Borrowed(m))
-    } else {
-        raw.kind(&text)
-    };
+    // Step 3: save the full result: its bytes as received (base64 files taken out of the
+    // text are saved beside it; they sat on one line each, so its line numbers hold).
+    let bytes: &[u8] = &req.content;
+    let (ext, media) = raw.kind(&text);
     let cleaned = clean(&text).into_owned();
     let mut job = SummaryJob {
         text: cleaned,
@@ -273,7 +280,7 @@ pub fn prepare(
         window: false,
         focus: false,
         encoding: raw.label,
-        note,
+        note: None,
         too_large: None,
     };
     // Already saved: the caller's copy (a whole file unless sizes differ), or a saved file the
@@ -340,6 +347,43 @@ pub fn prepare(
         }
     }
     Ok(Prepared::NeedsModel(job))
+}
+
+/// Shortest base64 text (chars of its string literal, quotes included, or of the whole output)
+/// saved decoded from an output under the limit: about 1,500 tokens of base64 (a screenshot,
+/// a recording). A shorter one (a certificate or a key in `kubectl get secret -o json`, an
+/// icon) goes back as written, with the rest of the output: a value the agent may need as is.
+/// Over the limit every base64 file found ([`binary::MIN_BLOB_CHARS`]) is saved decoded.
+pub const INLINE_BLOB_MIN_CHARS: usize = 4096;
+
+/// The result for a whole output that is one file (raw binary bytes, or one base64 file):
+/// saved and described, with `label` the encoding its text was read in, if any.
+///
+/// # Errors
+/// A request error from saving; other save errors are the result's `save_failed` reason.
+fn binary_result(
+    blob: binary::Blob,
+    req: &GuardRequest,
+    label: Option<&'static str>,
+    counter: Option<&dyn TokenCounter>,
+    started: Instant,
+) -> Result<GuardResponse, GuardError> {
+    let (text, saved, reason) = match blob.save(&req.session_dir, &req.tool) {
+        Ok((f, desc)) => (compose(&desc, &binary_footer(&f)), vec![f], None),
+        Err(e) if e.is_request_error() => return Err(e),
+        Err(e) => (
+            blob.describe(&format!("not saved: {}", e.kind())),
+            vec![],
+            Some(format!("save_failed: {}: {e}", e.kind())),
+        ),
+    };
+    let mut r = response(ResultKind::Binary, text, saved);
+    r.reason = reason;
+    r.content_kind = Some("binary".into());
+    r.encoding = label.map(Into::into);
+    r.tokens.output = count_output(&r.text, counter);
+    r.timings_ms.total = ms(started);
+    Ok(r)
 }
 
 /// Largest cleaned text (bytes) the structural digest reduces; larger ones get head and tail.

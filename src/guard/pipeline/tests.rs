@@ -385,8 +385,16 @@ fn case_08_mcp_screenshot() {
         .text
         .contains("Took a screenshot of the full current page."));
     assert!(!r.text.contains("iVBOR"));
-    assert_eq!(r.saved.len(), 1);
+    // The image, then the output as received, named in the image's description.
+    assert_eq!(r.saved.len(), 2);
     assert!(r.text.contains(&r.saved[0].path));
+    assert!(r
+        .text
+        .contains(&format!("; the output as received: {}", r.saved[1].path)));
+    assert_eq!(
+        std::fs::read(d.path().join(&r.saved[1].path)).unwrap(),
+        corpus("cases/case_08_mcp_screenshot.json")
+    );
     assert!(serde_json::from_str::<serde_json::Value>(&r.text).is_ok());
 }
 
@@ -549,4 +557,28 @@ fn response_serializes_with_lowercase_kind() {
     let l: Limits = serde_json::from_str(r#"{"token_limit": 10}"#).unwrap();
     assert_eq!(l.token_limit, 10);
     assert_eq!(l.summarize_limit, 100_000);
+}
+
+/// A short base64 file in a string (a certificate in `kubectl get secret -o json`): under the
+/// limit the output goes back as it came; over it the summary may describe the file, but the
+/// saved full response is the output byte for byte.
+#[test]
+fn a_short_base64_value_is_left_as_written_and_the_saved_output_is_the_output() {
+    let d = tempfile::tempdir().unwrap();
+    // A DER certificate's first bytes: 60 bytes, 80 chars of base64.
+    let cert = "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTESMBAGA1UEChMJ";
+    let small = format!("{{\"data\": {{\"tls.crt\": \"{cert}\"}}}}\n");
+    let r = done(prepare(req(d.path(), small.clone()), Some(&QuarterCounter)).unwrap());
+    assert_eq!(r.kind, ResultKind::Passthrough);
+    assert_eq!(r.text, small);
+    assert!(r.saved.is_empty());
+    let mut log = big_log(3_000);
+    log.insert_str(log.len() / 2, &format!("loaded \"{cert}\" accepted\n"));
+    let mut rq = req(d.path(), log.clone());
+    rq.limits.token_limit = 1_000;
+    let j = job(prepare(rq, Some(&QuarterCounter)).unwrap());
+    assert_eq!(
+        std::fs::read(d.path().join(&j.full().path)).unwrap(),
+        log.as_bytes()
+    );
 }
