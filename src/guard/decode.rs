@@ -78,6 +78,10 @@ pub const INVALID_RATIO_DIVISOR: usize = 10;
 /// not become one CJK char and a `c`.
 pub const UTF16_MIN_UNITS: usize = 4;
 
+/// A UTF-16 candidate without BOM has at least this many NUL bytes on its NUL side: one NUL in
+/// `ok\0done\n` made it four CJK characters.
+pub const UTF16_MIN_NULS: usize = 3;
+
 /// A UTF-16 candidate without BOM has a NUL byte on one side in at least one code unit in this
 /// many (25 %): ASCII and Latin-1 characters, spaces and newlines all have a zero high byte.
 pub const UTF16_NUL_UNIT_DIVISOR: usize = 4;
@@ -197,8 +201,13 @@ pub fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
         }
     }
     let st = Utf8Stats::of(bytes);
-    if st.nuls * MAX_NUL_DIVISOR > bytes.len() || !few_controls(st.controls, bytes.len()) {
+    if !few_controls(st.controls, bytes.len()) {
         return None;
+    }
+    if st.nuls * MAX_NUL_DIVISOR > bytes.len() {
+        // A short list of names each ended by a NUL (`git status -z`: `M\0a.rs\0`) is text
+        // whatever its share of NULs.
+        return (st.invalid_seqs == 0 && nul_separated(bytes)).then(|| utf8_lossy(bytes));
     }
     let few_bad = st.invalid_seqs == 0
         || st.invalid_seqs * UTF8_EVIDENCE_RATIO <= st.multibyte
@@ -340,6 +349,18 @@ fn utf8_lossy(bytes: &[u8]) -> Decoded<'_> {
     }
 }
 
+/// Fewest entries of a NUL-separated list read as text whatever its share of NULs
+/// ([`nul_separated`]): `abc\0` is one string, not a list.
+const MIN_NUL_ENTRIES: usize = 2;
+
+/// True for a list of entries each ended (or separated) by one NUL: at least
+/// [`MIN_NUL_ENTRIES`] NULs, none first and none right after another.
+fn nul_separated(bytes: &[u8]) -> bool {
+    bytes.first().is_some_and(|&b| b != 0)
+        && memchr::memchr_iter(0, bytes).count() >= MIN_NUL_ENTRIES
+        && !bytes.windows(2).any(|w| w == [0, 0])
+}
+
 /// UTF-16LE or BE when the NUL bytes fall on one side of the code units (see rule 4).
 fn utf16_by_nuls(bytes: &[u8]) -> Option<&'static Encoding> {
     let units = bytes.len() / 2;
@@ -352,7 +373,9 @@ fn utf16_by_nuls(bytes: &[u8]) -> Option<&'static Encoding> {
         odd += usize::from(u[1] == 0);
     }
     let side = |first: usize, other: usize| {
-        first * UTF16_NUL_UNIT_DIVISOR >= units && other * UTF16_OTHER_SIDE_DIVISOR <= first
+        first >= UTF16_MIN_NULS
+            && first * UTF16_NUL_UNIT_DIVISOR >= units
+            && other * UTF16_OTHER_SIDE_DIVISOR <= first
     };
     if side(odd, even) {
         Some(UTF_16LE)
@@ -679,6 +702,15 @@ mod tests {
         assert!(decode(&junk).is_none(), "{:?}", decode(&junk));
         // Mostly NULs, and a short NUL-terminated string.
         assert!(decode(b"abc\0").is_none());
+        // A short NUL-separated list is text (its NULs marked); one NUL is no UTF-16.
+        for list in [&b"M\0a.rs\0"[..], b"a.rs\0b.rs\0"] {
+            let d = decode(list).expect("a list of names is text");
+            assert_eq!(d.encoding, UTF_8);
+            assert!(d.text.contains("a.rs\u{2400}"), "{}", d.text);
+        }
+        let d = decode(b"ok\0done\n").expect("text with one NUL");
+        assert_eq!(d.encoding, UTF_8);
+        assert_eq!(d.text, "ok\u{2400}done\n");
         assert!(decode(&[0u8; 64]).is_none());
         // UTF-16-looking arrays of small numbers (controls) are not text.
         let nums: Vec<u8> = (0..200u16).flat_map(|i| (i % 32).to_le_bytes()).collect();
