@@ -221,7 +221,7 @@ pub fn prepare(
                         let at = format!("saved to {}", first.path);
                         body = body.replacen(
                             &at,
-                            &format!("{at}; the output as received: {}", f.path),
+                            &format!("{at} and the output as received to {}", f.path),
                             1,
                         );
                     }

@@ -390,7 +390,7 @@ fn case_08_mcp_screenshot() {
     assert!(r.text.contains(&r.saved[0].path));
     assert!(r
         .text
-        .contains(&format!("; the output as received: {}", r.saved[1].path)));
+        .contains(&format!(" and the output as received to {}", r.saved[1].path)));
     assert_eq!(
         std::fs::read(d.path().join(&r.saved[1].path)).unwrap(),
         corpus("cases/case_08_mcp_screenshot.json")
