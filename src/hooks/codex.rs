@@ -64,7 +64,44 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     if !changed(&r, &text) {
         return Ok(None);
     }
-    Ok(Some(
-        json!({"decision": "block", "reason": blocks_to_text(&r.text)}),
-    ))
+    let summary = blocks_to_text(&r.text);
+    let reason = match exit_line(payload.get("tool_response").unwrap_or(&Value::Null)) {
+        Some(line) => format!("{line}\n\n{summary}"),
+        None => summary,
+    };
+    Ok(Some(json!({"decision": "block", "reason": reason})))
+}
+
+/// The line that keeps a failed command's status when its output is replaced: the exit code a
+/// `tool_response` object reports (`exit_code`, `exitCode`), when it is not 0. The summary is
+/// of the output alone, which may not say the command failed.
+pub fn exit_line(resp: &Value) -> Option<String> {
+    let code = ["exit_code", "exitCode"]
+        .iter()
+        .find_map(|k| resp.get(*k).and_then(Value::as_i64))?;
+    (code != 0).then(|| {
+        format!(
+            "The command exited with code {code}; toolsum saved its long output and replaced it \
+             with the summary below."
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_commands_exit_code_is_kept() {
+        let line = exit_line(&json!({"exit_code": 1, "stdout": "…"})).unwrap();
+        assert!(
+            line.starts_with("The command exited with code 1;"),
+            "{line}"
+        );
+        assert!(exit_line(&json!({"exitCode": 101}))
+            .unwrap()
+            .contains("code 101"));
+        assert_eq!(exit_line(&json!({"exit_code": 0, "stdout": "ok"})), None);
+        assert_eq!(exit_line(&json!("plain output")), None);
+    }
 }

@@ -60,6 +60,46 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     }
     Ok(Some(json!({
         "decision": "deny",
-        "reason": format!("{PREFACE}\n\n{}", blocks_to_text(&r.text)),
+        "reason": format!("{}\n\n{}", preface(resp), blocks_to_text(&r.text)),
     })))
+}
+
+/// The reason's first line: [`PREFACE`], or, when the tool reported an error (`error`: an
+/// object with a `message`, or a string), that error, which the summary of the output alone
+/// may not say (`Command exited with code 101`).
+pub fn preface(resp: &Value) -> String {
+    let error = resp.get("error").filter(|e| !e.is_null());
+    let message = error.map(|e| {
+        e.get("message")
+            .and_then(Value::as_str)
+            .or_else(|| e.as_str())
+            .map_or_else(|| e.to_string(), str::to_string)
+    });
+    match message {
+        Some(m) => format!(
+            "the tool reported an error ({m}); toolsum saved its long output and replaced it \
+             with the summary below."
+        ),
+        None => PREFACE.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reported_error_is_kept_in_the_reason() {
+        let p = preface(&json!({
+            "llmContent": "…",
+            "error": {"message": "Command exited with code 101"}
+        }));
+        assert!(
+            p.starts_with("the tool reported an error (Command exited with code 101);"),
+            "{p}"
+        );
+        assert!(preface(&json!({"error": "killed"})).contains("(killed)"));
+        assert_eq!(preface(&json!({"llmContent": "…", "error": null})), PREFACE);
+        assert_eq!(preface(&json!({"llmContent": "…"})), PREFACE);
+    }
 }

@@ -388,9 +388,10 @@ fn case_08_mcp_screenshot() {
     // The image, then the output as received, named in the image's description.
     assert_eq!(r.saved.len(), 2);
     assert!(r.text.contains(&r.saved[0].path));
-    assert!(r
-        .text
-        .contains(&format!(" and the output as received to {}", r.saved[1].path)));
+    assert!(r.text.contains(&format!(
+        " and the output as received to {}",
+        r.saved[1].path
+    )));
     assert_eq!(
         std::fs::read(d.path().join(&r.saved[1].path)).unwrap(),
         corpus("cases/case_08_mcp_screenshot.json")
