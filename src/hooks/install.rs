@@ -237,21 +237,45 @@ fn to_cst(v: &Value) -> CstInputValue {
 }
 
 /// Writes `text` to `path` atomically (temp file + rename in the same dir, the old file's
-/// mode kept), first copying the old content to `<path>.toolsum.bak`.
+/// mode kept), first copying the old content to `<path>.toolsum.bak` with the old file's mode
+/// (a settings file of mode 0600 may hold an API key). A `path` that is a symlink (a dotfiles
+/// repository's file linked into place) is written through: its target gets the new text and
+/// the link stays.
 fn write_with_backup(
     path: &Path,
     old: Option<&str>,
     text: &str,
 ) -> anyhow::Result<Option<PathBuf>> {
     use std::io::Write;
-    let dir = path.parent().context("a config path has a directory")?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if linked {
+        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    } else {
+        path.to_path_buf()
+    };
+    let dir = target.parent().context("a config path has a directory")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mode = std::fs::metadata(&target).ok().map(|m| m.permissions());
     let backup = match old {
         Some(old) => {
             let mut b = path.as_os_str().to_owned();
             b.push(BACKUP_SUFFIX);
             let b = PathBuf::from(b);
-            std::fs::write(&b, old).with_context(|| format!("writing {}", b.display()))?;
+            // Created private, then given the old file's mode: never readable by more users
+            // than the file it copies.
+            let _ = std::fs::remove_file(&b);
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&b)
+                .with_context(|| format!("writing {}", b.display()))?;
+            f.write_all(old.as_bytes())
+                .with_context(|| format!("writing {}", b.display()))?;
+            if let Some(m) = &mode {
+                let _ = std::fs::set_permissions(&b, m.clone());
+            }
             Some(b)
         }
         None => None,
@@ -261,11 +285,11 @@ fn write_with_backup(
         .tempfile_in(dir)
         .with_context(|| format!("creating a temp file in {}", dir.display()))?;
     tmp.write_all(text.as_bytes())?;
-    if let Ok(m) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), m.permissions());
+    if let Some(m) = mode {
+        let _ = std::fs::set_permissions(tmp.path(), m);
     }
-    tmp.persist(path)
-        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(&target)
+        .with_context(|| format!("writing {}", target.display()))?;
     Ok(backup)
 }
 
@@ -446,5 +470,37 @@ mod tests {
         let gone = merged_hooks(&once, Agent::ClaudeCode, None);
         assert_eq!(gone, other);
         assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
+    }
+
+    #[test]
+    fn the_backup_keeps_the_files_mode_and_a_linked_file_stays_linked() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        // A private settings file (it holds an API key), linked from a dotfiles repository.
+        let real = d.path().join("dotfiles/settings.json");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(&real, r#"{"apiKey": "k"}"#).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = d.path().join("home/.gemini/settings.json");
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let bin = Path::new("/opt/toolsum/bin/toolsum");
+        let c = apply(Agent::Gemini, &link, bin, true, false).unwrap();
+        assert!(c.changed);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let backup = c.backup.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&backup).unwrap(),
+            r#"{"apiKey": "k"}"#
+        );
+        assert_eq!(mode(&backup), 0o600);
+        // Written through the link: the dotfiles copy has the hook, the link is still one.
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let now = std::fs::read_to_string(&real).unwrap();
+        assert!(now.contains("toolsum") && now.contains("apiKey"), "{now}");
+        assert_eq!(mode(&real), 0o600);
     }
 }
