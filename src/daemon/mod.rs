@@ -63,6 +63,12 @@ pub enum SocketError {
         /// What is wrong.
         why: String,
     },
+    /// The socket path holds something that is not a socket (a regular file, a directory):
+    /// left as it is.
+    #[error(
+        "{0:?} exists and is not a socket; not removing it (choose another --socket, or move it)"
+    )]
+    NotASocket(PathBuf),
     /// An I/O error while setting up.
     #[error("{what} {path:?}: {source}")]
     Io {
@@ -172,10 +178,17 @@ pub fn take_lock(socket: &Path) -> Result<File, SocketError> {
     Ok(f)
 }
 
-/// Removes a leftover socket file from an earlier run; refuses when a daemon answers on it.
+/// Removes a leftover socket file from an earlier run; refuses when a daemon answers on it,
+/// and leaves anything that is not a socket (a file someone keeps at that path) in place.
+///
+/// # Errors
+/// [`SocketError::AlreadyRunning`] when a daemon answers; [`SocketError::NotASocket`] when the
+/// path holds something else; [`SocketError::Io`] when the leftover cannot be removed.
 fn clear_stale_socket(socket: &Path) -> Result<(), SocketError> {
+    use std::os::unix::fs::FileTypeExt;
     match std::fs::symlink_metadata(socket) {
         Err(_) => Ok(()),
+        Ok(m) if !m.file_type().is_socket() => Err(SocketError::NotASocket(socket.to_path_buf())),
         Ok(_) => {
             if std::os::unix::net::UnixStream::connect(socket).is_ok() {
                 return Err(SocketError::AlreadyRunning(socket.to_path_buf()));
@@ -579,5 +592,12 @@ mod tests {
             clear_stale_socket(&s),
             Err(SocketError::AlreadyRunning(_))
         ));
+        // a regular file at the socket path is someone's: left as it is
+        let f = t.path().join("notes.sock");
+        std::fs::write(&f, "important\n").unwrap();
+        let e = clear_stale_socket(&f).unwrap_err();
+        assert!(matches!(e, SocketError::NotASocket(_)), "{e}");
+        assert!(e.to_string().contains("is not a socket"), "{e}");
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "important\n");
     }
 }
