@@ -179,7 +179,16 @@ pub fn prepare(
     let mut blob_failure = None;
     let mut replaced = false;
     let over = tokens > limits.token_limit;
-    if !req.keep_binary_inline && (over || text.len() >= INLINE_BLOB_MIN_CHARS) {
+    // A saved file read back (see [`super::reread`]) holds its base64 as received: saving its
+    // files again on every read would add copies, so they stay in the text.
+    let read_back = req
+        .args
+        .as_ref()
+        .and_then(|a| super::reread::saved_source(a, &req.session_dir));
+    if !req.keep_binary_inline
+        && read_back.is_none()
+        && (over || text.len() >= INLINE_BLOB_MIN_CHARS)
+    {
         if let Some(blob) = binary::whole_base64(text.as_bytes()) {
             return Ok(Prepared::Done(binary_result(
                 blob, &req, raw.label, counter, started,
@@ -189,8 +198,12 @@ pub fn prepare(
             || binary::find_blobs(&text)
                 .iter()
                 .any(|(r, _)| r.len() >= INLINE_BLOB_MIN_CHARS);
-        if !worth {
-        } else if let Some(r) = binary::replace_blobs(&text, &req.session_dir, &req.tool)? {
+        let found = if worth {
+            binary::replace_blobs(&text, &req.session_dir, &req.tool)?
+        } else {
+            None
+        };
+        if let Some(r) = found {
             text = Cow::Owned(r.text);
             saved = r.saved;
             blob_failure = r.failure;
@@ -287,11 +300,7 @@ pub fn prepare(
     // call read back (always pointed at as a read-back, so the agent reads a window next).
     let source = match req.source.clone() {
         Some(f) => Some((f.bytes != bytes.len() as u64, f)),
-        None => req
-            .args
-            .as_ref()
-            .and_then(|a| super::reread::saved_source(a, &req.session_dir))
-            .map(|f| (true, f)),
+        None => read_back.map(|f| (true, f)),
     };
     let saved = match source {
         Some((window, f)) => {

@@ -148,6 +148,38 @@ fn a_saved_file_read_back_is_not_saved_again() {
         .contains(&format!("Full response saved to: {} (", saved.path)));
 }
 
+/// An output with a screenshot in it, saved as received: reading it back saves nothing again,
+/// not even the screenshot (the first guard saved it decoded).
+#[test]
+fn a_saved_output_with_base64_read_back_saves_no_file_again() {
+    let d = tempfile::tempdir().unwrap();
+    let shot = corpus("cases/case_08_mcp_screenshot.json");
+    let mut body = String::from_utf8(shot.clone()).unwrap();
+    body.push_str(&big_log(3_000));
+    let mut rq = req(d.path(), body.clone());
+    rq.limits.token_limit = 2_000;
+    let first = guard(rq, Some(&QuarterCounter), None).unwrap();
+    let count = || {
+        std::fs::read_dir(d.path().join("long_responses"))
+            .unwrap()
+            .count()
+    };
+    // The PNG decoded, and the output byte for byte.
+    assert_eq!(count(), 2, "{:?}", first.saved);
+    let full = first.saved.last().unwrap().clone();
+    assert_eq!(
+        std::fs::read(d.path().join(&full.path)).unwrap(),
+        body.as_bytes()
+    );
+    let mut rq = req(d.path(), body);
+    rq.tool = "Read".into();
+    rq.args = Some(serde_json::json!({"file_path": d.path().join(&full.path)}));
+    rq.limits.token_limit = 2_000;
+    let r = guard(rq, Some(&QuarterCounter), None).unwrap();
+    assert_eq!(count(), 2, "nothing saved again: {:?}", r.saved);
+    assert_eq!(r.saved.last(), Some(&full));
+}
+
 #[test]
 fn counted_result_under_limit_passes_through() {
     let d = tempfile::tempdir().unwrap();
