@@ -341,18 +341,18 @@ pub struct Query {
     /// Stems of the words the question negates ("not Established", "non-emergency"): a unit
     /// holding one is what the answer is not, and ranks lower for relevance.
     pub negated: Vec<String>,
-    /// The values the question sets aside in a list after [`question::SET_ASIDE`] (`licenses other than
-    /// MIT/Apache-2.0/Unlicense`): its words as written (case kept), split at whitespace, `/`
-    /// and `,`, outer punctuation trimmed, stopwords and `or`/`and` dropped; at most
-    /// [`question::MAX_SET_ASIDE`]. A field whose values these make up picks the records with any
-    /// other ([`crate::guard::reduce::signals`]).
+    /// The values the question sets aside in a list after [`question::SET_ASIDE`] (`licenses
+    /// other than MIT/Apache-2.0/Unlicense`): its words as written (case kept), split at
+    /// whitespace, `/` and `,`, outer punctuation trimmed, stopwords and `or`/`and` dropped; at
+    /// most [`question::MAX_SET_ASIDE`]. A field whose values these make up picks the records
+    /// with any other ([`crate::guard::reduce::signals`]).
     pub set_aside: Vec<String>,
     /// Clock times the question writes (`around 11:02`), as `HH:MM`: a unit holding one (a
     /// log line stamped `11:02:33`) matches the query term [`question::clock_term`] of it.
     pub clocks: Vec<String>,
-    /// The words the question calls a key ([`question::keys_in`]: "a 'decorator' field", "the key
-    /// `reboot_required`"), lower case: records holding such a key, where only some do, are
-    /// what it asks about.
+    /// The words the question calls a key ([`question::keys_in`]: "a 'decorator' field", "the
+    /// key `reboot_required`"), lower case: records holding such a key, where only some do,
+    /// are what it asks about.
     pub keys: Vec<String>,
 }
 

@@ -123,7 +123,8 @@ fn negated(value: &str, q: &Query) -> bool {
     v.len() >= 3 && v.chars().all(|c| c.is_ascii_alphabetic()) && q.negated.contains(&stem(&v))
 }
 
-/// Each value the question names that picks some records, in field order: (field id, the
+/// The keys the question calls keys that pick some records ([`keyed`], first), then each value
+/// the question names that picks some records, in field order: (field id, the
 /// value as the fact shows it, the indices of the units holding it, whether the question
 /// negates the value). A categorical field's value held by at most [`MAX_CHOSEN`] records
 /// and 60% of them; a list's items
@@ -304,7 +305,8 @@ pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize, bool)>
         .collect()
 }
 
-/// Facts listing the records picked by a value the question names, at most [`MAX_FACTS`].
+/// Facts listing the records picked by a key the question calls one ([`keyed`]) or a value it
+/// names, at most [`MAX_FACTS`].
 /// Records with no field that names them (lines of indented text: `BGP state = Idle`) are
 /// listed by the line that opens each one's block in `headers` (`BGP neighbor is 10.0.0.1`),
 /// with the value each holds.
