@@ -542,10 +542,35 @@ impl SummaryJob {
             // Not reduced: the error lines a scan of the whole text finds, then head and tail.
             let (n, errors) = scan::error_lines(&self.text, MAX_SCANNED_ERRORS);
             let mut h = format!(
-                "[Output too large to reduce ({} bytes); its error lines by a scan of all of it, then its first and last {} characters.]",
+                "[Output too large to reduce ({} bytes); the lines a scan of all of it finds (with the question's words, and errors), then its first and last {} characters.]",
                 thousands(self.text.len() as u64),
                 thousands(self.limits.preview_chars as u64)
             );
+            // A question's words: the lines that hold them, best first, before the errors.
+            let names = self
+                .intent
+                .as_deref()
+                .map(|i| crate::guard::reduce::rank::Query::new(i).names)
+                .unwrap_or_default();
+            let (m, matches) = scan::matching_lines(&self.text, &names, MAX_SCANNED_MATCHES);
+            if !names.is_empty() {
+                if matches.is_empty() {
+                    h.push_str("\nLines with the question's words: none found.");
+                } else {
+                    h.push_str(&format!(
+                        "\nLines with the question's words: {}{}",
+                        thousands(m as u64),
+                        if m > matches.len() {
+                            format!(", the best {}:", matches.len())
+                        } else {
+                            ":".to_string()
+                        }
+                    ));
+                    for l in &matches {
+                        h.push_str(&format!("\n{l}"));
+                    }
+                }
+            }
             if errors.is_empty() {
                 h.push_str("\nError lines: none found.");
             } else {
@@ -753,6 +778,11 @@ mod scan;
 
 /// Most error lines quoted from a text too large to reduce ([`scan::error_lines`]).
 const MAX_SCANNED_ERRORS: usize = 10;
+
+/// Most lines with the question's words quoted from a text too large to reduce
+/// ([`scan::matching_lines`]): the best few, so that with the error lines and the head and
+/// tail the answer stays a few thousand tokens.
+const MAX_SCANNED_MATCHES: usize = 5;
 
 #[cfg(test)]
 mod tests;

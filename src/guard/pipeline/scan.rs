@@ -1,6 +1,8 @@
 //! The error lines of a text too large to reduce ([`super::DIGEST_MAX_BYTES`]): one linear
 //! pass, each line judged as the reducer judges it ([`line_severity`]), so the one error in
-//! the middle of 20 MB is not lost between the head and the tail shown.
+//! the middle of 20 MB is not lost between the head and the tail shown; and the lines that
+//! hold the question's words ([`matching_lines`]), so a question asked of such a text is
+//! answered by what it asks about.
 
 use crate::guard::reduce::signal::Severity;
 use crate::guard::reduce::text::line_severity;
@@ -44,9 +46,83 @@ pub(super) fn error_lines(text: &str, max: usize) -> (usize, Vec<String>) {
     (n, shown)
 }
 
+/// The lines of `text` that hold the question's words (`names`: lower case, as
+/// [`crate::guard::reduce::rank::Query::names`] writes them), best first: how many lines hold
+/// any, and the best `max` quoted as `L<n>: <line>`. A line scores the sum over the words it
+/// holds (ASCII case ignored, anywhere in the line) of ln(1 + lines / lines holding the word),
+/// so a word on few lines (`libssl.so.3`) outranks one on many (`lib`); ties go to the
+/// earlier line. One pass, one bit mask per matching line.
+pub(super) fn matching_lines(text: &str, names: &[String], max: usize) -> (usize, Vec<String>) {
+    let names: Vec<&String> = names.iter().take(32).collect();
+    if names.is_empty() {
+        return (0, Vec::new());
+    }
+    let finders: Vec<memchr::memmem::Finder<'_>> = names
+        .iter()
+        .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
+        .collect();
+    let mut hits: Vec<(usize, u32)> = Vec::new();
+    let mut df = vec![0usize; names.len()];
+    let mut lines = 0usize;
+    let mut lower = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        lines = i + 1;
+        lower.clear();
+        lower.extend(line.bytes().map(|b| b.to_ascii_lowercase()));
+        let mut mask = 0u32;
+        for (k, f) in finders.iter().enumerate() {
+            if f.find(&lower).is_some() {
+                mask |= 1 << k;
+                df[k] += 1;
+            }
+        }
+        if mask != 0 {
+            hits.push((i, mask));
+        }
+    }
+    let weight: Vec<f64> = df
+        .iter()
+        .map(|&d| (1.0 + lines as f64 / d.max(1) as f64).ln())
+        .collect();
+    let score = |mask: u32| -> f64 {
+        (0..names.len())
+            .filter(|k| mask & (1 << k) != 0)
+            .map(|k| weight[k])
+            .sum()
+    };
+    let mut ranked: Vec<(f64, usize)> = hits.iter().map(|&(i, m)| (score(m), i)).collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let all: Vec<&str> = if ranked.is_empty() {
+        Vec::new()
+    } else {
+        text.split('\n').collect()
+    };
+    let shown = ranked
+        .iter()
+        .take(max)
+        .map(|&(_, i)| format!("L{}: {}", i + 1, show_line_max(all[i], QUOTE_BYTES)))
+        .collect();
+    (hits.len(), shown)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lines_with_the_questions_rarest_words_come_first() {
+        let mut t: String = (0..20_000)
+            .map(|i| format!("/usr/lib/x86_64-linux-gnu/libfoo{i}.so\n"))
+            .collect();
+        t.push_str("/usr/lib/x86_64-linux-gnu/libssl.so.3\n");
+        t.push_str(&"/usr/share/doc/readme\n".repeat(100));
+        let q = crate::guard::reduce::rank::Query::new("where is libssl.so.3 under lib?");
+        let (n, shown) = matching_lines(&t, &q.names, 3);
+        assert_eq!(n, 20_001, "{:?}", q.names);
+        assert_eq!(shown[0], "L20001: /usr/lib/x86_64-linux-gnu/libssl.so.3");
+        assert_eq!(shown.len(), 3);
+        assert_eq!(matching_lines(&t, &[], 3), (0, Vec::new()));
+    }
 
     #[test]
     fn the_error_in_the_middle_is_found_with_its_line_number() {

@@ -338,6 +338,21 @@ fn above_summarize_limit_the_model_still_reads_the_reduction() {
     assert_eq!(r.kind, ResultKind::Preview);
     assert!(r.reason.as_deref().unwrap().starts_with("too_large"));
     assert!(r.text.contains("ERROR: tail line"), "{}", &r.text[..200]);
+    // Asked something, the lines holding the question's words are quoted with their numbers,
+    // however deep in the text (here past the head and tail shown).
+    let filler = "/usr/share/doc/some-package/changelog.Debian.gz\n".repeat(200_000);
+    let huge = format!("{filler}/usr/lib/x86_64-linux-gnu/libssl.so.3\n{filler}");
+    assert!(huge.len() > DIGEST_MAX_BYTES);
+    let mut rq = req(d.path(), huge);
+    rq.intent = Some("where is libssl.so.3 installed?".into());
+    rq.limits.summarize_limit = 20_000;
+    let r = done(prepare(rq, Some(&QuarterCounter)).unwrap());
+    assert!(
+        r.text
+            .contains("\nL200001: /usr/lib/x86_64-linux-gnu/libssl.so.3\n"),
+        "{}",
+        &r.text[..600]
+    );
 }
 
 #[test]
