@@ -395,6 +395,24 @@ fn binary_result(
     Ok(r)
 }
 
+/// Appends to `h` what a scan found: `<label>: none found.`, or `<label>: <n>` (`, the <which>
+/// <k>` when only `k` of the `n` are quoted), then the quoted lines.
+fn push_scanned(h: &mut String, label: &str, which: &str, n: usize, quoted: &[String]) {
+    if quoted.is_empty() {
+        h.push_str(&format!("\n{label}: none found."));
+        return;
+    }
+    let more = if n > quoted.len() {
+        format!(", the {which} {}:", quoted.len())
+    } else {
+        ":".to_string()
+    };
+    h.push_str(&format!("\n{label}: {}{more}", thousands(n as u64)));
+    for l in quoted {
+        h.push_str(&format!("\n{l}"));
+    }
+}
+
 /// Largest cleaned text (bytes) the structural digest reduces; larger ones get head and tail.
 /// 16 MiB reduce in about 2 s at the measured ~9 MiB/s (benches/pipeline.rs).
 pub const DIGEST_MAX_BYTES: usize = 16 << 20;
@@ -552,41 +570,17 @@ impl SummaryJob {
                 .as_deref()
                 .map(|i| crate::guard::reduce::rank::Query::new(i).names)
                 .unwrap_or_default();
-            let (m, matches) = scan::matching_lines(&self.text, &names, MAX_SCANNED_MATCHES);
             if !names.is_empty() {
-                if matches.is_empty() {
-                    h.push_str("\nLines with the question's words: none found.");
-                } else {
-                    h.push_str(&format!(
-                        "\nLines with the question's words: {}{}",
-                        thousands(m as u64),
-                        if m > matches.len() {
-                            format!(", the best {}:", matches.len())
-                        } else {
-                            ":".to_string()
-                        }
-                    ));
-                    for l in &matches {
-                        h.push_str(&format!("\n{l}"));
-                    }
-                }
+                let (m, matches) = scan::matching_lines(&self.text, &names, MAX_SCANNED_MATCHES);
+                push_scanned(
+                    &mut h,
+                    "Lines with the question's words",
+                    "best",
+                    m,
+                    &matches,
+                );
             }
-            if errors.is_empty() {
-                h.push_str("\nError lines: none found.");
-            } else {
-                h.push_str(&format!(
-                    "\nError lines: {}{}",
-                    thousands(n as u64),
-                    if n > errors.len() {
-                        format!(", the first {}:", errors.len())
-                    } else {
-                        ":".to_string()
-                    }
-                ));
-                for e in &errors {
-                    h.push_str(&format!("\n{e}"));
-                }
-            }
+            push_scanned(&mut h, "Error lines", "first", n, &errors);
             let f = self.pointer();
             let mut r = self.preview_response(&h, &f, reason);
             r.tokens.output = counter.count(&r.text);

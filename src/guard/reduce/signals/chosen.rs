@@ -124,8 +124,8 @@ fn negated(value: &str, q: &Query) -> bool {
 }
 
 /// The keys the question calls keys that pick some records ([`keyed`], first), then each value
-/// the question names that picks some records, in field order: (field id, the
-/// value as the fact shows it, the indices of the units holding it, whether the question
+/// the question names that picks some records, in field order: (field id, what picks them as
+/// the fact shows it (the field's path and the value, or the key's path), the indices of the units holding it, whether the question
 /// negates the value). A categorical field's value held by at most [`MAX_CHOSEN`] records
 /// and 60% of them; a list's items
 /// (`features.default[]`) hold a value among others and class no record. A value the
@@ -144,38 +144,35 @@ fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>
         if !d.categorical() || d.name.ends_with("[]") {
             continue;
         }
+        let what = |v: &str| format!("{} {}", shown_path(&d.name), show_line_max(v, 60));
         if let Some((label, other)) = set_aside(d, q) {
             let recs = holding(f, &|v| other.contains(v));
-            out.push((f, format!("other than {label}"), recs, true));
+            out.push((f, what(&format!("other than {label}")), recs, true));
         }
         for (value, count) in &d.counts {
             if negated(value, q) {
                 let others = d.n - count;
                 if others > 0 && others <= MAX_CHOSEN && others * 2 < d.n {
                     let recs = holding(f, &|v| v != value);
-                    out.push((f, format!("other than {value}"), recs, true));
+                    out.push((f, what(&format!("other than {value}")), recs, true));
                 }
                 continue;
             }
             if *count > MAX_CHOSEN || count * 5 > d.n * 3 || !named(value, q) {
                 continue;
             }
-            out.push((f, value.clone(), holding(f, &|v| v == value), false));
+            out.push((f, what(value), holding(f, &|v| v == value), false));
         }
     }
     out
 }
 
-/// Mark opening the "value" of a pick by a key ([`keyed`]): what follows is the key's path,
-/// shown in place of the field's path and value.
-const KEY_MARK: char = '\u{1}';
-
 /// The records that hold a key the question names when only some records do (`fields ›
 /// decorator` in 8 of 324 tree-sitter node types: "which node types have a decorator
 /// field?"): for each path prefix ending in a key one of the question's words names, the
 /// records holding any field under it, when they are at most [`MAX_CHOSEN`] and 60% of the
-/// records of their kind (same [`Unit::context`]). The "value" is [`KEY_MARK`] and the
-/// prefix as the fact shows it.
+/// records of their kind (same [`Unit::context`]); what picks them is the prefix as the fact
+/// shows it.
 fn keyed(u: &Units, q: &Query) -> Vec<(usize, String, Vec<usize>, bool)> {
     let mut prefixes: Vec<(String, Vec<usize>)> = Vec::new();
     for (f, field) in u.fields.iter().enumerate() {
@@ -212,12 +209,7 @@ fn keyed(u: &Units, q: &Query) -> Vec<(usize, String, Vec<usize>, bool)> {
         if recs.len() > MAX_CHOSEN || recs.len() * 5 > total * 3 {
             continue;
         }
-        out.push((
-            fs[0],
-            format!("{KEY_MARK}{}", shown_path(&prefix)),
-            recs,
-            false,
-        ));
+        out.push((fs[0], shown_path(&prefix), recs, false));
     }
     out
 }
@@ -314,8 +306,7 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fa
     let mut out = Vec::new();
     let mut listed: HashMap<usize, HashSet<usize>> = HashMap::new();
     let mut names: HashSet<String> = HashSet::new();
-    for (f, value, recs, negated) in picks(u, dists, q) {
-        let d = &dists[f];
+    for (f, what, recs, negated) in picks(u, dists, q) {
         // Records picked by what they are not hold values of their own: each is shown.
         let own = negated.then_some(f);
         let (by, shown) = match naming_field(u, dists, f, &recs) {
@@ -342,10 +333,6 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fa
             format!("; {} records in all", recs.len())
         } else {
             String::new()
-        };
-        let what = match value.strip_prefix(KEY_MARK) {
-            Some(key) => key.to_string(),
-            None => format!("{} {}", shown_path(&d.name), show_line_max(&value, 60)),
         };
         out.push(Fact {
             text: format!("records with {what}, by {by}: {}{more}", shown.join("; ")),
