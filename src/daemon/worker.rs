@@ -62,7 +62,7 @@ pub struct NarrateJob {
 
 /// What the queue carries.
 enum Work {
-    Summary(Job),
+    Summary(Box<Job>),
     Narrate(NarrateJob),
 }
 
@@ -377,8 +377,8 @@ impl ModelWorker {
     /// still answer with its fallback (hence the large `Err`, moved not copied).
     #[allow(clippy::result_large_err)]
     pub fn try_submit(&self, job: Job) -> Result<(), Job> {
-        self.try_send(Work::Summary(job)).map_err(|w| match w {
-            Work::Summary(j) => j,
+        self.try_send(Work::Summary(Box::new(job))).map_err(|w| match w {
+            Work::Summary(j) => *j,
             Work::Narrate(_) => unreachable!("a summary job comes back as one"),
         })
     }
@@ -514,7 +514,7 @@ fn worker_loop(
             reply,
             enqueued,
         } = match work {
-            Work::Summary(j) => j,
+            Work::Summary(j) => *j,
             Work::Narrate(n) => {
                 run_narrate(n, narrator, in_flight);
                 continue;

@@ -7,6 +7,7 @@
 //! a preview with `reason: "save_failed: ..."`.
 
 use std::borrow::Cow;
+use std::path::Path;
 use std::time::Instant;
 
 use crate::backend::{Narrator, TokenCounter};
@@ -63,6 +64,10 @@ pub struct SummaryJob {
     count_ms: f64,
     /// The content is a window of the saved file (a read-back), not the whole file.
     window: bool,
+    /// For a window: the lines of the saved file before its first line
+    /// ([`super::reread::window_start`]), `None` when not known. The summary's `L<n>` count
+    /// from the window's first line; the pointer says how they map to the file.
+    window_start: Option<usize>,
     /// A saved output asked a question ([`prepare_saved`]): lines matching it outrank the rest.
     focus: bool,
     /// [`GuardResponse::encoding`]: set when the text is not the content's exact bytes.
@@ -291,6 +296,7 @@ pub fn prepare(
         started,
         count_ms,
         window: false,
+        window_start: Some(0),
         focus: false,
         encoding: raw.label,
         note: None,
@@ -305,6 +311,16 @@ pub fn prepare(
     let saved = match source {
         Some((window, f)) => {
             job.window = window;
+            if window {
+                let path = Path::new(&f.path);
+                let path = if path.is_absolute() {
+                    path.to_path_buf()
+                } else {
+                    req.session_dir.join(path)
+                };
+                let args = req.args.clone().unwrap_or(serde_json::Value::Null);
+                job.window_start = super::reread::window_start(&req.content, &path, &args);
+            }
             Ok(f)
         }
         None => save::save(&req.session_dir, &job.tool, bytes, ext, &media),
@@ -424,7 +440,7 @@ impl SummaryJob {
     /// the footer's first line when the raw bytes are the saved file, else before the footer.
     fn pointer(&self) -> String {
         let p = if self.window {
-            window_footer(self.full())
+            window_footer(self.full(), self.window_start)
         } else {
             footer(self.full())
         };
@@ -635,7 +651,16 @@ impl SummaryJob {
             max_new_tokens: self.limits.max_new_tokens,
             deadline,
         };
-        summarize_focused(&input, &budget, counter, narrator, self.focus)
+        let mut s = summarize_focused(&input, &budget, counter, narrator, self.focus);
+        if self.window && self.window_start != Some(0) {
+            // Its `L<n>` are lines of this window: the pointer maps them to the file.
+            let this = match self.window_start {
+                Some(_) => " of this window",
+                None => " of this output",
+            };
+            s.text = s.text.replace(" of the saved file", this);
+        }
+        s
     }
 
     /// When the model must be done: the request's deadline or `limits.model_ms` from now,
@@ -748,6 +773,7 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
         started,
         count_ms,
         window: false,
+        window_start: Some(0),
         focus: true,
         encoding: raw.label,
         note,

@@ -20,10 +20,21 @@ pub const READ_HINT: &str =
     "Use Read (with offset/limit) or Grep on that file for anything not shown here.";
 
 /// The pointer when the content is a window of a file saved earlier (a read-back of a saved
-/// file, which is not saved again): its path and size, and how to read a smaller window.
-pub fn window_footer(saved: &SavedFile) -> String {
+/// file, which is not saved again): its path and size, how the summary's `L<n>` map to the
+/// file's lines (`start`: the file's lines before the window, `None` when not known), and how
+/// to read a smaller window.
+pub fn window_footer(saved: &SavedFile, start: Option<usize>) -> String {
+    let lines = match start {
+        Some(0) => String::new(),
+        Some(b) => format!(
+            "\nThis window starts at line {} of that file: L<n> above is its line n + {}.",
+            thousands(b as u64 + 1),
+            b
+        ),
+        None => "\nL<n> above count from this output's first line, not the file's: grep -n the file for a quoted line to find it there.".to_string(),
+    };
     format!(
-        "This output was read from the saved file {} ({}, {} bytes); it was not saved again.\n\
+        "This output was read from the saved file {} ({}, {} bytes); it was not saved again.{lines}\n\
          Read a smaller window of that file (Read with offset/limit, or sed -n 'A,Bp') to see lines verbatim, or Grep it.",
         saved.path,
         human_size(saved.bytes),

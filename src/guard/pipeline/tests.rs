@@ -148,6 +148,63 @@ fn a_saved_file_read_back_is_not_saved_again() {
         .contains(&format!("Full response saved to: {} (", saved.path)));
 }
 
+/// A window read back from line 1,001 of a saved file: its summary's `L<n>` are lines of the
+/// window, and the pointer says so and where the window starts, so `L<n>` can be read there.
+#[test]
+fn a_window_read_back_from_an_offset_maps_its_line_numbers_to_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    let log = big_log(3_000);
+    let first = guard(req(d.path(), log.clone()), Some(&QuarterCounter), None).unwrap();
+    let saved = first.saved.last().unwrap().clone();
+    let abs = d.path().join(&saved.path);
+    let window: String = log.lines().skip(1_000).map(|l| format!("{l}\n")).collect();
+    let mut rq = req(d.path(), window.clone());
+    rq.tool = "Read".into();
+    rq.args = Some(serde_json::json!({"file_path": abs, "offset": 1001}));
+    let r = guard(rq, Some(&QuarterCounter), None).unwrap();
+    assert_eq!(r.kind, ResultKind::Summary, "{}", r.text);
+    assert!(
+        r.text.contains(
+            "This window starts at line 1,001 of that file: L<n> above is its line n + 1000."
+        ),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains(" of the saved file"), "{}", r.text);
+    // Every quoted line is the window's line of that number, and the file's 1,000 lines on.
+    let file: Vec<&str> = log.lines().collect();
+    let lines: Vec<&str> = window.lines().collect();
+    let mut quoted = 0;
+    for l in r.text.lines() {
+        let Some((n, rest)) = l.strip_prefix('L').and_then(|l| l.split_once(": ")) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<usize>() else { continue };
+        let rest = rest.trim_start();
+        assert!(lines[n - 1].contains(rest), "L{n}: {rest}");
+        assert!(file[n + 1_000 - 1].contains(rest), "L{n}: {rest}");
+        quoted += 1;
+    }
+    assert!(quoted > 0, "{}", r.text);
+    // A window whose start cannot be placed (`grep -n` adds numbers): said so.
+    let grep: String = log
+        .lines()
+        .enumerate()
+        .skip(1_000)
+        .map(|(i, l)| format!("{}:{l}\n", i + 1))
+        .collect();
+    let mut rq = req(d.path(), grep);
+    rq.args = Some(serde_json::json!({"command": format!("grep -n . {}", abs.display())}));
+    let r = guard(rq, Some(&QuarterCounter), None).unwrap();
+    assert!(
+        r.text
+            .contains("L<n> above count from this output's first line, not the file's"),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains(" of the saved file"), "{}", r.text);
+}
+
 /// An output with a screenshot in it, saved as received: reading it back saves nothing again,
 /// not even the screenshot (the first guard saved it decoded).
 #[test]
