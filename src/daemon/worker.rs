@@ -377,10 +377,11 @@ impl ModelWorker {
     /// still answer with its fallback (hence the large `Err`, moved not copied).
     #[allow(clippy::result_large_err)]
     pub fn try_submit(&self, job: Job) -> Result<(), Job> {
-        self.try_send(Work::Summary(Box::new(job))).map_err(|w| match w {
-            Work::Summary(j) => *j,
-            Work::Narrate(_) => unreachable!("a summary job comes back as one"),
-        })
+        self.try_send(Work::Summary(Box::new(job)))
+            .map_err(|w| match w {
+                Work::Summary(j) => *j,
+                Work::Narrate(_) => unreachable!("a summary job comes back as one"),
+            })
     }
 
     /// Runs a bare narration on this worker's model (queued like a job, so a full queue refuses

@@ -14,7 +14,8 @@
 //! every other key, comment and line stays as it was. Idempotent: a run that finds the entry
 //! as it would write it changes nothing; an older toolsum entry (another binary path) is
 //! replaced, never duplicated. Before a file is changed, its previous content is kept in
-//! `<file>.toolsum.bak`. What changed is printed, one line per file.
+//! `<file>.toolsum.bak` (`.toolsum.bak.1`, `.2`, ... when that exists: the first backup, the
+//! file as it was before toolsum, is never replaced). What changed is printed, one line per file.
 
 use std::path::{Path, PathBuf};
 
@@ -36,8 +37,12 @@ pub const OPENCODE_BIN_PLACEHOLDER: &str = "__TOOLSUM_BIN__";
 /// (`deadline_ms` 60 s + the client's 10 s slack).
 pub const HOOK_TIMEOUT_S: u64 = 150;
 
-/// Suffix of the backup written beside a changed file.
+/// Suffix of the backup written beside a changed file; later backups add `.1`, `.2`, ...
 pub const BACKUP_SUFFIX: &str = ".toolsum.bak";
+
+/// Backups of one file kept at most (`.toolsum.bak`, then `.toolsum.bak.1` to `.99`); past
+/// them an install that would change the file stops with an error, the file unchanged.
+const MAX_BACKUPS: usize = 100;
 
 /// `toolsum install|uninstall <agent> [--project|--user]`.
 #[derive(Debug, Clone, clap::Args)]
@@ -237,7 +242,8 @@ fn to_cst(v: &Value) -> CstInputValue {
 }
 
 /// Writes `text` to `path` atomically (temp file + rename in the same dir, the old file's
-/// mode kept), first copying the old content to `<path>.toolsum.bak` with the old file's mode
+/// mode kept), first copying the old content to `<path>.toolsum.bak` (or the next free
+/// `.toolsum.bak.N`) with the old file's mode
 /// (a settings file of mode 0600 may hold an API key). A `path` that is a symlink (a dotfiles
 /// repository's file linked into place) is written through: its target gets the new text and
 /// the link stays.
@@ -259,18 +265,31 @@ fn write_with_backup(
     let mode = std::fs::metadata(&target).ok().map(|m| m.permissions());
     let backup = match old {
         Some(old) => {
-            let mut b = path.as_os_str().to_owned();
-            b.push(BACKUP_SUFFIX);
-            let b = PathBuf::from(b);
             // Created private, then given the old file's mode: never readable by more users
-            // than the file it copies.
-            let _ = std::fs::remove_file(&b);
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&b)
-                .with_context(|| format!("writing {}", b.display()))?;
+            // than the file it copies. An earlier backup is never replaced (it may be the
+            // only copy of the file as it was before toolsum): the next free name is taken.
+            let (b, f) = (0..MAX_BACKUPS)
+                .find_map(|k| {
+                    let mut b = path.as_os_str().to_owned();
+                    b.push(BACKUP_SUFFIX);
+                    if k > 0 {
+                        b.push(format!(".{k}"));
+                    }
+                    let b = PathBuf::from(b);
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .mode(0o600)
+                        .open(&b);
+                    match f {
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                        f => Some((b, f)),
+                    }
+                })
+                .with_context(|| {
+                    format!("{MAX_BACKUPS} backups of {} already exist", path.display())
+                })?;
+            let mut f = f.with_context(|| format!("writing {}", b.display()))?;
             f.write_all(old.as_bytes())
                 .with_context(|| format!("writing {}", b.display()))?;
             if let Some(m) = &mode {
@@ -502,5 +521,29 @@ mod tests {
         let now = std::fs::read_to_string(&real).unwrap();
         assert!(now.contains("toolsum") && now.contains("apiKey"), "{now}");
         assert_eq!(mode(&real), 0o600);
+    }
+
+    /// Install, uninstall, install again: every change keeps a backup, and the first one,
+    /// the file as it was before toolsum, is still there.
+    #[test]
+    fn a_later_change_never_replaces_the_first_backup() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("settings.json");
+        let original = r#"{"theme": "dark"}"#;
+        std::fs::write(&path, original).unwrap();
+        let bin = Path::new("/opt/toolsum/bin/toolsum");
+        let first = apply(Agent::ClaudeCode, &path, bin, true, false).unwrap();
+        let removed = apply(Agent::ClaudeCode, &path, bin, false, false).unwrap();
+        let again = apply(Agent::ClaudeCode, &path, bin, true, false).unwrap();
+        let backups: Vec<PathBuf> = [first, removed, again]
+            .into_iter()
+            .map(|c| c.backup.expect("each run changed the file"))
+            .collect();
+        assert_eq!(backups[0], d.path().join("settings.json.toolsum.bak"));
+        assert_eq!(backups[2], d.path().join("settings.json.toolsum.bak.2"));
+        assert_eq!(std::fs::read_to_string(&backups[0]).unwrap(), original);
+        assert!(std::fs::read_to_string(&backups[1])
+            .unwrap()
+            .contains("hook claude-code"));
     }
 }
