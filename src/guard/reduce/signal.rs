@@ -51,6 +51,13 @@ fn has_rr(line: &str) -> bool {
         .windows(2)
         .any(|w| w[0].eq_ignore_ascii_case(&b'r') && w[1].eq_ignore_ascii_case(&b'r'))
 }
+/// `Error` inside a name written in title case: between two capitalised words (`Limited Error
+/// Raster Compression library`, `Link Error Dampening`) or before two or more (`Error Reporting
+/// Service`, `Error Record Serialization Table`): a package, service, feature or table named
+/// for errors, not one that happened. `Internal Server Error` ends on it and stays an error.
+static TITLE_NAME_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b[A-Z][a-z]+ Error [A-Z][a-z]+\b|\bError(?: [A-Z][a-z]+){2,}\b").unwrap()
+});
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|[A-Z][a-z]+Warning\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
 });
@@ -260,8 +267,9 @@ pub fn severity(line: &str) -> Severity {
     }
     let err = LEVEL_ERROR.is_match(line) || named_error(line) || word_match(&WORD_ERROR, line);
     if err {
-        // "errors=0, failed: 0" alone is a clean report, not an error.
+        // "errors=0, failed: 0" alone is a clean report, not an error; nor is a name.
         let stripped = ZERO_COUNT.replace_all(line, "");
+        let stripped = TITLE_NAME_ERROR.replace_all(&stripped, " ");
         if LEVEL_ERROR.is_match(&stripped)
             || named_error(&stripped)
             || word_match(&WORD_ERROR, &stripped)
@@ -388,6 +396,27 @@ mod tests {
             "Access violation, logging is disabled",
             "ERROR [db] replication is disabled",
             "c0000005 Access violation reading location 0x00000000",
+        ] {
+            assert_eq!(severity(l), Severity::Error, "{l}");
+        }
+    }
+
+    /// A package, service or table whose title-case name holds `Error` is no error; a title-case
+    /// error that ends on it, or a level before such a name, is.
+    #[test]
+    fn a_title_case_name_holding_error_is_no_error() {
+        for l in [
+            "ii  liblerc4:amd64  4.0.0+ds-2  amd64  Limited Error Raster Compression library",
+            "ERST: Error Record Serialization Table (ERST) support is initialized.",
+            "1.3.6.1.4.1.77.1.2.3.1.1.23|4|Error Reporting Service",
+            "  Link Error Dampening: Disabled",
+        ] {
+            assert_eq!(severity(l), Severity::None, "{l}");
+        }
+        for l in [
+            "HTTP/1.1 500 Internal Server Error",
+            "Error Reporting Service failed to start",
+            "ERROR Windows Error Reporting Service is stopped",
         ] {
             assert_eq!(severity(l), Severity::Error, "{l}");
         }
