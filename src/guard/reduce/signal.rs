@@ -323,8 +323,15 @@ pub fn exit_code(line: &str) -> Option<i64> {
                 .captures(line)
                 .and_then(|c| c.get(1).or_else(|| c.get(2)))
         })
+        .or_else(|| SCRIPT_EXIT.captures(line).and_then(|c| c.get(1)))
         .and_then(|m| m.as_str().parse().ok())
 }
+
+/// A script's own record of how it ended: autoconf's `config.log` closes on `configure: exit 0`
+/// (and `config.status: exit 0`), a shell trace on `+ exit 1`. Checks that failed along the way
+/// (`conftest.c:70: error: ...`, `exit status 1` of a test program) are not the outcome.
+static SCRIPT_EXIT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:[\w.-]+:|\++) exit (-?\d+)\s*$").unwrap());
 
 /// A build tool's own words for a command that failed, with its exit status: GNU make's
 /// `make[1]: *** [Makefile:88: build/kvd] Error 1`, gcc's `collect2: error: ld returned 1 exit
@@ -643,6 +650,12 @@ mod tests {
         );
         assert_eq!(exit_code("make: Nothing to be done for 'all'."), None);
         assert_eq!(exit_code("Error 2 in the report"), None);
+        // A script's last word on how it ended.
+        assert_eq!(exit_code("configure: exit 0"), Some(0));
+        assert_eq!(exit_code("config.status: exit 0"), Some(0));
+        assert_eq!(exit_code("+ exit 3"), Some(3));
+        assert_eq!(exit_code("| exit 0"), None);
+        assert_eq!(exit_code("configure: exit 0 when done, else 1"), None);
     }
 
     #[test]
