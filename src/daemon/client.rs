@@ -476,6 +476,8 @@ pub fn guard_resilient(opts: GuardCliOptions) -> GuardOutcome {
 
     let sent_at = std::time::SystemTime::now();
     let mut why = String::new();
+    // The daemon answered with an error (a request too large for it): it is up, not unavailable.
+    let mut refused = false;
     for attempt in 0..2 {
         req["session_dir"] = json!(session_dir);
         let daemon = (|| -> anyhow::Result<GuardResponse> {
@@ -503,6 +505,9 @@ pub fn guard_resilient(opts: GuardCliOptions) -> GuardOutcome {
                     continue;
                 }
                 why = format!("{e:#}");
+                refused = e
+                    .downcast_ref::<ClientError>()
+                    .is_some_and(|c| matches!(c, ClientError::Remote { .. }));
                 break;
             }
         }
@@ -536,9 +541,11 @@ pub fn guard_resilient(opts: GuardCliOptions) -> GuardOutcome {
         match crate::guard::guard(local, counter.as_deref(), None) {
             Ok(mut r) => {
                 // Said where faults are read (stderr, hook.log), not only in the response.
-                faults.push(format!(
-                    "guarded in process: the daemon is unavailable ({why})"
-                ));
+                faults.push(if refused {
+                    format!("guarded in process: the daemon refused the request ({why})")
+                } else {
+                    format!("guarded in process: the daemon is unavailable ({why})")
+                });
                 let prefix = format!("daemon_unavailable: {why}");
                 r.reason = Some(match r.reason.take() {
                     Some(inner) => format!("{prefix}; {inner}"),

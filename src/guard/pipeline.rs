@@ -286,7 +286,11 @@ pub fn prepare(
     let mut job = SummaryJob {
         text: cleaned,
         tool: req.tool,
-        args: req.args.as_ref().map(|v| v.to_string()),
+        // A read-back's saved file name is no part of the question (see `without_saved_paths`).
+        args: req.args.as_ref().map(|v| match &read_back {
+            Some(_) => super::reread::without_saved_paths(v).to_string(),
+            None => v.to_string(),
+        }),
         intent: req.intent,
         input_tokens: tokens,
         input_bytes: req.content.len(),

@@ -107,27 +107,69 @@ fn media_type_of(path: &Path) -> String {
     }
 }
 
+/// `args` with every word that names a saved file (`…/long_responses/<name>`) taken out of
+/// its strings: the digits and words of a saved file's name (`20261205T165936.351_Bash.txt`)
+/// are no words of the question (`351` picked lines `… in 351 ms`).
+pub fn without_saved_paths(args: &Value) -> Value {
+    match args {
+        Value::String(s) if s.contains(SAVE_DIR) => {
+            let mut out = String::with_capacity(s.len());
+            let mut word = String::new();
+            let flush = |word: &mut String, out: &mut String| {
+                if !word.contains(&format!("{SAVE_DIR}/")) {
+                    out.push_str(word);
+                }
+                word.clear();
+            };
+            for c in s.chars() {
+                if is_separator(c) {
+                    flush(&mut word, &mut out);
+                    out.push(c);
+                } else {
+                    word.push(c);
+                }
+            }
+            flush(&mut word, &mut out);
+            Value::String(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(without_saved_paths).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), without_saved_paths(v)))
+                .collect(),
+        ),
+        v => v.clone(),
+    }
+}
+
 /// Bytes of a saved file searched for a window's start; a larger file's window start is not
 /// looked for (saved outputs are rarely past tens of MB; reading more per read-back is not
 /// worth an anchor offset).
 const MAX_SEARCHED_BYTES: u64 = 256 << 20;
 
-/// Lines of a window matched against the saved file to find where it starts.
-const MATCHED_LINES: usize = 3;
-
-/// Bytes of each matched line compared: tools cut long lines when they show a window (Claude
-/// Code's `Read` at 2,000 characters), so only a line's start is compared.
+/// Bytes of the window's first line looked for in the file: tools cut long lines when they
+/// show a window (Claude Code's `Read` at 2,000 characters), so only a line's start is.
 const MATCHED_PREFIX: usize = 160;
 
+/// Shortest window line taken as a cut copy of a longer file line (a tool's cut of a long
+/// line); a shorter one must equal its line.
+const MIN_CUT_LINE: usize = 1_000;
+
+/// Bytes compared in all, over every place tried, before the search gives up (a window
+/// whose first line repeats thousands of times in a file of such repeats).
+const MAX_COMPARED_BYTES: usize = 64 << 20;
+
 /// How many lines of the saved file at `path` come before `window`, its content read back by a
-/// tool (`Read` with an offset, `sed -n 'A,Bp'`, `tail -n +K`): 0 for a window from its first
-/// line, `None` when it is not known.
+/// tool (`Read` with an offset, `sed -n 'A,Bp'`, `tail -n +K`, `head`): 0 for a window from
+/// its first line, `None` when it is not known.
 ///
-/// The window's first [`MATCHED_LINES`] lines (their first [`MATCHED_PREFIX`] bytes) are
-/// looked for at line starts of the file. One place: that is where it starts. Several (a
-/// window that opens with lines repeated in the file): the one a number of the call's `args`
-/// names (an `offset` or a `sed` line, 0- or 1-based), else `None`. A window with line numbers
-/// added (`cat -n`, `grep -n`) or changed lines matches nowhere: `None`.
+/// A window is placed where it is a run of the file's lines: every line of it equal to the
+/// file's line there (a long one may be cut: a prefix of [`MIN_CUT_LINE`] bytes or more; the
+/// last one may be cut anywhere). Places are tried where the window's first line starts a
+/// line of the file. One place: that is where it starts. Several (a window repeated in the
+/// file): the one the call's offset names (`offset`, `start_line`, `startLine` 0- or 1-based,
+/// `sed -n 'A,…p'`, `tail -n +K`), else `None`. Lines picked from all over the file (`grep`),
+/// or changed (`cat -n`, `grep -n`), are no run of it: `None`.
 pub fn window_start(window: &[u8], path: &Path, args: &Value) -> Option<usize> {
     let file = {
         let meta = std::fs::metadata(path).ok()?;
@@ -136,35 +178,49 @@ pub fn window_start(window: &[u8], path: &Path, args: &Value) -> Option<usize> {
         }
         std::fs::read(path).ok()?
     };
-    let first: Vec<&[u8]> = window
-        .split(|&b| b == b'\n')
-        .take(MATCHED_LINES)
-        .map(|l| &l[..l.len().min(MATCHED_PREFIX)])
-        .collect();
-    // A window of one short line, or blank first lines, says too little to place.
-    if first.iter().all(|l| l.iter().all(u8::is_ascii_whitespace)) {
-        return (window.is_empty() || file.starts_with(window)).then_some(0);
+    if window.is_empty() {
+        return Some(0);
     }
-    let file_line = |start: usize, k: usize| -> Option<&[u8]> {
-        let mut at = start;
-        for _ in 0..k {
-            at += memchr::memchr(b'\n', &file[at..])? + 1;
+    let wlines: Vec<&[u8]> = window
+        .strip_suffix(b"\n")
+        .unwrap_or(window)
+        .split(|&b| b == b'\n')
+        .collect();
+    let first = wlines[0];
+    let needle = &first[..first.len().min(MATCHED_PREFIX)];
+    let mut budget = MAX_COMPARED_BYTES;
+    // True when the window is a run of the file's lines from byte `at`.
+    let mut run_at = |at: usize| -> Option<bool> {
+        let mut pos = at;
+        for (k, w) in wlines.iter().enumerate() {
+            if pos > file.len() || (pos == file.len() && k > 0) {
+                return Some(false);
+            }
+            let end = memchr::memchr(b'\n', &file[pos..]).map_or(file.len(), |e| pos + e);
+            let line = &file[pos..end];
+            budget = budget.checked_sub(w.len().min(line.len()) + 1)?;
+            let last = k + 1 == wlines.len();
+            let same = line == *w || (line.starts_with(w) && (last || w.len() >= MIN_CUT_LINE));
+            if !same {
+                return Some(false);
+            }
+            pos = end + 1;
         }
-        let end = memchr::memchr(b'\n', &file[at..]).map_or(file.len(), |e| at + e);
-        Some(&file[at..end])
+        Some(true)
     };
     let mut found = Vec::new();
     let mut line = 0;
     let mut last = 0;
-    for at in memchr::memmem::find_iter(&file, first[0]) {
+    let starts: Box<dyn Iterator<Item = usize>> = if needle.is_empty() {
+        Box::new(std::iter::once(0).chain(memchr::memchr_iter(b'\n', &file).map(|i| i + 1)))
+    } else {
+        Box::new(memchr::memmem::find_iter(&file, needle))
+    };
+    for at in starts {
         if at > 0 && file[at - 1] != b'\n' {
             continue;
         }
-        let matches = first.iter().enumerate().skip(1).all(|(k, want)| {
-            file_line(at, k)
-                .is_some_and(|l| l.starts_with(want) || (want.is_empty() && l.is_empty()))
-        });
-        if matches {
+        if run_at(at)? {
             line += memchr::memchr_iter(b'\n', &file[last..at]).count();
             last = at;
             found.push(line);
@@ -174,30 +230,56 @@ pub fn window_start(window: &[u8], path: &Path, args: &Value) -> Option<usize> {
         [only] => Some(only),
         [] => None,
         _ => {
-            let mut named = Vec::new();
-            numbers(args, &mut named);
+            let named = offsets(args);
             let hit: Vec<usize> = found
                 .iter()
                 .copied()
-                .filter(|&b| named.contains(&(b as u64)) || named.contains(&(b as u64 + 1)))
+                .filter(|&b| named.contains(&b) || named.contains(&(b + 1)))
                 .collect();
             (hit.len() == 1).then(|| hit[0])
         }
     }
 }
 
-/// Every whole number in `v`: number values, and digit runs inside strings (`sed -n 3001,5000p`).
-fn numbers(v: &Value, out: &mut Vec<u64>) {
-    match v {
-        Value::Number(n) => out.extend(n.as_u64()),
-        Value::String(s) => out.extend(
-            s.split(|c: char| !c.is_ascii_digit())
-                .filter_map(|w| w.parse::<u64>().ok()),
-        ),
-        Value::Array(a) => a.iter().for_each(|x| numbers(x, out)),
-        Value::Object(o) => o.values().for_each(|x| numbers(x, out)),
-        _ => {}
+/// Keys of a read tool's arguments that name the first line read (Claude Code's `Read` and
+/// Codex's `read_file` count from 1, Gemini CLI's `read_file` and OpenCode's `read` from 0).
+const OFFSET_KEYS: [&str; 5] = [
+    "offset",
+    "start_line",
+    "startLine",
+    "line_start",
+    "from_line",
+];
+
+/// The first lines a call names: the numbers of [`OFFSET_KEYS`] anywhere in `args`, and in
+/// its strings `sed -n 'A,Bp'` / `sed -n Ap` (A) and `tail -n +K` / `tail +K` (K). Never the
+/// other numbers (a `limit`, a `head -n N`, the digits of a file name).
+fn offsets(args: &Value) -> Vec<usize> {
+    static SHELL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"\bsed\s+-n\s+['"]?(\d+)\s*[,p]|\btail\s+(?:-n\s*)?\+(\d+)"#).unwrap()
+    });
+    let mut out = Vec::new();
+    let mut walk = vec![args];
+    while let Some(v) = walk.pop() {
+        match v {
+            Value::Object(o) => {
+                for (k, x) in o {
+                    match x.as_u64() {
+                        Some(n) if OFFSET_KEYS.contains(&k.as_str()) => out.push(n as usize),
+                        _ => walk.push(x),
+                    }
+                }
+            }
+            Value::Array(a) => walk.extend(a),
+            Value::String(s) => out.extend(SHELL.captures_iter(s).filter_map(|c| {
+                c.get(1)
+                    .or_else(|| c.get(2))
+                    .and_then(|m| m.as_str().parse::<usize>().ok())
+            })),
+            _ => {}
+        }
     }
+    out
 }
 
 #[cfg(test)]
@@ -304,5 +386,65 @@ mod tests {
         assert_eq!(window_start(w, &path, &sed), Some(30));
         let gemini = json!({"absolute_path": "x", "offset": 30});
         assert_eq!(window_start(w, &path, &gemini), Some(30));
+    }
+
+    /// A log of blocks that open on the same three lines (a load test's iterations): a window
+    /// is placed by all of its lines, not by its first three, and never by a `limit` or a
+    /// `head -n` count that happens to name a later block.
+    #[test]
+    fn a_window_is_placed_by_all_its_lines() {
+        let body: String = (0..60)
+            .flat_map(|b| {
+                [
+                    "==== iteration start ====".to_string(),
+                    "setting up".into(),
+                    "connecting".into(),
+                ]
+                .into_iter()
+                .chain((0..7).map(move |k| format!("order id={} done", b * 7 + k)))
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let d = session_with("b.txt", body.as_bytes());
+        let path = d.path().join(SAVE_DIR).join("b.txt");
+        let lines: Vec<&str> = body.lines().collect();
+        let take = |from: usize, n: usize| -> String {
+            lines[from..from + n]
+                .iter()
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        // `head -n 100` / `Read` with a limit of 100: from line 1, though 100 is a block start.
+        let head = json!({"command": "head -n 100 long_responses/b.txt"});
+        assert_eq!(window_start(take(0, 100).as_bytes(), &path, &head), Some(0));
+        let read = json!({"file_path": "x", "limit": 100});
+        assert_eq!(window_start(take(0, 100).as_bytes(), &path, &read), Some(0));
+        // `tail -n 300`: where it starts, whatever the count says.
+        let tail = json!({"command": "tail -n 300 long_responses/b.txt"});
+        assert_eq!(
+            window_start(take(300, 300).as_bytes(), &path, &tail),
+            Some(300)
+        );
+        // `grep`: the three opening lines, then lines from all over the file.
+        let grep: String = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, l)| *i < 3 || l.contains("id=4"))
+            .map(|(_, l)| format!("{l}\n"))
+            .collect();
+        assert_eq!(window_start(grep.as_bytes(), &path, &Value::Null), None);
+    }
+
+    #[test]
+    fn a_saved_files_name_is_taken_out_of_the_arguments() {
+        let args = json!({
+            "command": "sed -n '5001,7000p' .toolsum/demo/long_responses/20261205T165936.351_Bash.txt | grep ms",
+            "file_path": "/p/.toolsum/s/long_responses/x.txt",
+            "limit": 2000
+        });
+        let got = without_saved_paths(&args);
+        assert_eq!(got["command"], "sed -n '5001,7000p'  | grep ms");
+        assert_eq!(got["file_path"], "");
+        assert_eq!(got["limit"], 2000);
     }
 }
