@@ -101,6 +101,7 @@ fn main() -> anyhow::Result<()> {
         row.resolve_tabs(&collapsed);
         let (k, missing) = score::recall(&r.text, &row.must_keep);
         let sizes = [
+            bytes.len() as u64,
             raw.len() as u64,
             raw.lines().count() as u64,
             raw.split('\n').count() as u64,
