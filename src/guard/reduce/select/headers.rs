@@ -139,6 +139,35 @@ fn shape(line: &str) -> Option<String> {
     lead(line)
 }
 
+/// Marks of a line's start that [`format_of`] keeps.
+const FORMAT_MARKS: usize = 12;
+
+/// The format of a line's start: every run of letters, digits and `._-/:@` one `w`, every run
+/// of spaces one space, other marks as they are, the first [`FORMAT_MARKS`] of them.
+/// `proxy-724.aol.com - - [22/Apr/2009:18:55:45 +1200] "GET /a` and `192.48.147.2 - -
+/// [22/Apr/2009:…` read alike (`w w w [w +w] "w`).
+fn format_of(line: &str) -> String {
+    let mut out = String::new();
+    let mut last = ' ';
+    for c in super::super::clip_str(line, MAX_HEADER_BYTES).chars() {
+        if out.chars().count() >= FORMAT_MARKS {
+            break;
+        }
+        let k = if c.is_alphanumeric() || "._-/:@".contains(c) {
+            'w'
+        } else if c.is_whitespace() {
+            ' '
+        } else {
+            c
+        };
+        if !((k == 'w' || k == ' ') && k == last) {
+            out.push(k);
+        }
+        last = k;
+    }
+    out
+}
+
 /// The kind of every banner section ([`Headers::section_of`]): banners title parts of one
 /// whole, whatever words they hold.
 const BANNER_KIND: &str = "\u{1}banner";
@@ -215,8 +244,29 @@ fn repeat_openers(lines: &[&str]) -> std::collections::HashSet<usize> {
             by.entry(s.as_str()).or_default().push(i);
         }
     }
+    // The format of the text's body, when one format holds more than half its top-level
+    // lines (an access log's `host - - [date] "GET …"`, whatever the host): a line of that
+    // format is one more row, however its first word reads, and opens no section.
+    let mut formats: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut top_level = 0;
+    for l in lines
+        .iter()
+        .filter(|l| !l.trim().is_empty() && indent(l) == 0)
+    {
+        top_level += 1;
+        *formats.entry(format_of(l)).or_default() += 1;
+    }
+    let body = formats
+        .into_iter()
+        .find(|&(_, n)| n * 2 > top_level)
+        .map(|(f, _)| f);
     let mut found: Vec<Vec<usize>> = Vec::new();
     for (s, at) in by {
+        if let Some(b) = &body {
+            if at.iter().filter(|&&i| &format_of(lines[i]) == b).count() * 2 > at.len() {
+                continue;
+            }
+        }
         let k = at.len();
         if k < MIN_SECTIONS || k * 3 > lines.len() {
             continue;
@@ -413,6 +463,16 @@ impl Headers {
                     used.insert(cur);
                     parent[i] = cur as u32;
                 }
+            }
+        }
+        if std::env::var_os("HDBG").is_some() {
+            let mut o: Vec<_> = openers.iter().copied().collect();
+            o.sort();
+            for n in o.iter().take(40) {
+                eprintln!(
+                    "HDBG opener L{n}: {}",
+                    super::super::clip_str(lines[n - 1], 100)
+                );
             }
         }
         let text = used
@@ -686,6 +746,22 @@ mod tests {
         let log: Vec<String> = (0..30).map(|i| format!("INFO step {i}")).collect();
         let log: Vec<&str> = log.iter().map(String::as_str).collect();
         assert!(repeat_openers(&log).is_empty());
+        // An access log: a host that comes back twice, each time before the same other host,
+        // is one more row of the log (one format on most lines), not a section's opener.
+        let mut log = Vec::new();
+        for i in 0..40 {
+            let host = match i {
+                7 | 23 => "proxy-724.aol.com".to_string(),
+                8 | 24 => "www.aol.com".to_string(),
+                _ => format!("192.48.{i}.2"),
+            };
+            log.push(format!(
+                "{host} - - [22/Apr/2009:18:55:{i:02} +1200] \"GET /p{i}.html HTTP/1.1\" 200 {i}"
+            ));
+        }
+        let log: Vec<&str> = log.iter().map(String::as_str).collect();
+        assert!(repeat_openers(&log).is_empty());
+        assert_eq!(format_of(log[7]), format_of(log[0]));
     }
 
     /// BLAST tabular with comments: `# Query:` lines open the sections (a leading comment
