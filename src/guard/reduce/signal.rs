@@ -188,6 +188,22 @@ fn named_error(line: &str) -> bool {
     })
 }
 
+/// True when the line holds a level word or tag ([`LEVEL_ERROR`]) that is not a file or path
+/// component: `…/Test2/Event/Exception.pm`, `lib/Fatal.pm`, `ERROR.log` name files (a `find`
+/// listing), as `CheckError.java` does for [`named_error`].
+fn level_error(line: &str) -> bool {
+    let b = line.as_bytes();
+    LEVEL_ERROR.find_iter(line).any(|m| {
+        let before = m.start() > 0 && b[m.start() - 1] == b'/';
+        let after = match b.get(m.end()) {
+            Some(b'/') => true,
+            Some(b'.') => b.get(m.end() + 1).is_some_and(|c| c.is_ascii_alphabetic()),
+            _ => false,
+        };
+        !before && !after
+    })
+}
+
 /// Counters a table of counts names in its header row beside `errors` (`ip -s link`'s
 /// `RX: bytes packets errors dropped missed mcast`, a test table's `Tests Passed Failed
 /// Errors Skipped`).
@@ -265,15 +281,12 @@ pub fn severity(line: &str) -> Severity {
             _ => Severity::Error,
         };
     }
-    let err = LEVEL_ERROR.is_match(line) || named_error(line) || word_match(&WORD_ERROR, line);
+    let err = level_error(line) || named_error(line) || word_match(&WORD_ERROR, line);
     if err {
         // "errors=0, failed: 0" alone is a clean report, not an error; nor is a name.
         let stripped = ZERO_COUNT.replace_all(line, "");
         let stripped = TITLE_NAME_ERROR.replace_all(&stripped, " ");
-        if LEVEL_ERROR.is_match(&stripped)
-            || named_error(&stripped)
-            || word_match(&WORD_ERROR, &stripped)
-        {
+        if level_error(&stripped) || named_error(&stripped) || word_match(&WORD_ERROR, &stripped) {
             return Severity::Error;
         }
     }
@@ -403,6 +416,25 @@ mod tests {
             "Access violation, logging is disabled",
             "ERROR [db] replication is disabled",
             "c0000005 Access violation reading location 0x00000000",
+        ] {
+            assert_eq!(severity(l), Severity::Error, "{l}");
+        }
+    }
+
+    /// A file named for an error (a `find` listing) is no error; a level before a path is.
+    #[test]
+    fn a_file_named_for_an_error_is_no_error() {
+        for l in [
+            "  1234   8 -rw-r--r--   1 root root  2871 Mar  1 /usr/share/perl5/Test2/Event/Exception.pm",
+            "/usr/share/perl/5.36/Fatal.pm",
+            "drwxr-xr-x 2 root root 4096 logs/ERROR.log",
+        ] {
+            assert_eq!(severity(l), Severity::None, "{l}");
+        }
+        for l in [
+            "ERROR /usr/lib/x.so: cannot open",
+            "Fatal: /etc/app.conf missing",
+            "Exception. Stopping.",
         ] {
             assert_eq!(severity(l), Severity::Error, "{l}");
         }
