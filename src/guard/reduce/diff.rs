@@ -43,7 +43,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         1,
         format!(
             "kind: diff; {} lines; files changed: {}; lines added: {}, removed: {}; hunks: {}",
-            fmt_num(lines.len()),
+            fmt_num(lines.len() - usize::from(text.ends_with('\n'))),
             derived(files.len(), 0, ""),
             derived(add, 0, ""),
             derived(del, 0, ""),
@@ -113,5 +113,13 @@ mod tests {
             .iter()
             .any(|i| i.text == "x.rs: lines added 1, removed 1"));
         assert!(r.status.contains("1 files"));
+        // 7 lines, as `wc -l` and the summary's `shown: … of 7 lines` count them.
+        assert!(
+            r.items
+                .iter()
+                .any(|i| i.text.starts_with("kind: diff; 7 lines;")),
+            "{:?}",
+            r.items
+        );
     }
 }

@@ -293,7 +293,7 @@ fn embedded(
     f.push(
         format!(
             "{field}: a text of {} lines, {} bytes",
-            count(lines.len()),
+            count(s.lines().count()),
             count(s.len())
         ),
         MUST / 10.0,

@@ -110,7 +110,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         &mut items,
         format!(
             "kind: sql; {} lines, {} bytes",
-            fmt_num(lines.len()),
+            fmt_num(lines.len() - usize::from(text.ends_with('\n'))),
             fmt_num(ctx.size(text))
         ),
         MUST,
@@ -243,7 +243,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         items,
         status: format!(
             "SQL dump of {} lines: {} tables, {}.",
-            fmt_num(lines.len()),
+            fmt_num(lines.len() - usize::from(text.ends_with('\n'))),
             derived(n_tables, 0, ""),
             counts.join(", ")
         ),

@@ -617,7 +617,7 @@ fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
     o.fact(
         format!(
             "kind: ls_listing; {} lines, {} bytes; directories listed: {}",
-            fmt_num(lines.len()),
+            fmt_num(lines.len() - usize::from(lines.last() == Some(&""))),
             fmt_num(bytes),
             derived(dirs, 0, "")
         ),
