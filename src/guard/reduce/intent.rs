@@ -44,6 +44,9 @@ pub struct Limit {
     /// Whether the threshold is written with a unit the values are read with (`ms`, `s`,
     /// `MB`, `%`).
     pub unit: bool,
+    /// Whether a value equal to it is on the asked side ("at least 899 ms", "899 ms or more",
+    /// `>= 899`).
+    pub inclusive: bool,
 }
 
 /// A comparison word or sign, then a number: the threshold a question states.
@@ -54,15 +57,38 @@ static LIMIT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     .unwrap()
 });
 
+/// A threshold that counts its own value: "at least 899 ms", "at most 5", "899 ms or more".
+static LIMIT_INCLUSIVE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)\b(?:(at least|no less than|not less than)|(at most|no more than|not more than))\s+(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s?([a-zµ%]{0,3})\b|(?:^|[^\w.])(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s?([a-zµ%]{0,3})\s+or\s+(?:(more|longer|higher|above|greater|larger|over|slower)|(less|fewer|shorter|lower|below|under|faster))\b",
+    )
+    .unwrap()
+});
+
 impl Limit {
     /// The first threshold `intent` states, if any.
     pub fn of(intent: &str) -> Option<Limit> {
-        let c = LIMIT.captures(intent)?;
-        let (above, num, unit) = match (c.get(1), c.get(2), c.get(5)) {
-            (Some(_), _, _) => (true, c.get(3)?, c.get(4)),
-            (_, Some(_), _) => (false, c.get(3)?, c.get(4)),
-            (_, _, Some(sign)) => (sign.as_str().starts_with('>'), c.get(6)?, c.get(7)),
-            _ => return None,
+        let (above, num, unit, inclusive) = if let Some(c) = LIMIT.captures(intent) {
+            match (c.get(1), c.get(2), c.get(5)) {
+                (Some(_), _, _) => (true, c.get(3)?, c.get(4), false),
+                (_, Some(_), _) => (false, c.get(3)?, c.get(4), false),
+                (_, _, Some(sign)) => (
+                    sign.as_str().starts_with('>'),
+                    c.get(6)?,
+                    c.get(7),
+                    sign.as_str().ends_with('='),
+                ),
+                _ => return None,
+            }
+        } else {
+            let c = LIMIT_INCLUSIVE.captures(intent)?;
+            match (c.get(1), c.get(2), c.get(7), c.get(8)) {
+                (Some(_), _, _, _) => (true, c.get(3)?, c.get(4), true),
+                (_, Some(_), _, _) => (false, c.get(3)?, c.get(4), true),
+                (_, _, Some(_), _) => (true, c.get(5)?, c.get(6), true),
+                (_, _, _, Some(_)) => (false, c.get(5)?, c.get(6), true),
+                _ => return None,
+            }
         };
         let value: f64 = num.as_str().parse().ok()?;
         let unit = unit.map_or("", |m| m.as_str());
@@ -74,14 +100,16 @@ impl Limit {
             value,
             scaled: with_unit.unwrap_or(value),
             unit: with_unit.is_some(),
+            inclusive,
         })
     }
 
     /// `intent` without the thresholds it states: their numbers are compared with values, not
     /// searched for as words (a question about requests "over 500 ms" is not about the
     /// lines that say `500`).
-    pub fn strip(intent: &str) -> std::borrow::Cow<'_, str> {
-        LIMIT.replace_all(intent, " ")
+    pub fn strip(intent: &str) -> String {
+        let s = LIMIT.replace_all(intent, " ");
+        LIMIT_INCLUSIVE.replace_all(&s, " ").into_owned()
     }
 
     /// The threshold to compare with, as written or scaled by its unit.
@@ -94,10 +122,11 @@ impl Limit {
 
     /// Whether `v` is on the asked side of the threshold.
     pub fn holds(&self, v: f64) -> bool {
-        if self.above {
-            v > self.value
-        } else {
-            v < self.value
+        match (self.above, self.inclusive) {
+            (true, false) => v > self.value,
+            (true, true) => v >= self.value,
+            (false, false) => v < self.value,
+            (false, true) => v <= self.value,
         }
     }
 }
@@ -405,6 +434,14 @@ mod tests {
         let l = Limit::of("pauses > 100ms").unwrap();
         assert_eq!((l.value, l.scaled), (100.0, 0.1));
         assert_eq!(Limit::of("over 500 ms").map(|l| l.scaled), Some(0.5));
+        let l = Limit::of("Which orders took 899 ms or more?").unwrap();
+        assert!(
+            l.above && l.unit && l.holds(899.0) && !l.holds(898.0) && l.with(true).holds(0.899)
+        );
+        let l = Limit::of("files of at most 10 lines").unwrap();
+        assert!(!l.above && l.holds(10.0) && !l.holds(11.0));
+        assert!(Limit::of("latency >= 5").unwrap().holds(5.0));
+        assert_eq!(Limit::strip("orders of 899 ms or more?"), "orders of ?");
         assert_eq!(Limit::of("which tests failed?"), None);
         assert_eq!(Limit::of("tests over budget"), None);
         assert_eq!(

@@ -271,6 +271,17 @@ impl Seen {
         self.add(it);
     }
 
+    /// True when a line of the same text (trimmed) is already shown, at any line: a line
+    /// written many times (`setting up fixtures` of every round) is worth quoting once.
+    fn same_text(&self, it: &Item) -> bool {
+        let t = core(&it.text).trim();
+        it.line.is_some()
+            && self
+                .all
+                .iter()
+                .any(|(l, shown)| l.is_some() && shown.trim() == t)
+    }
+
     fn add(&mut self, it: &Item) {
         let core = core(&it.text).to_string();
         self.all.push((it.line, core.clone()));
@@ -399,6 +410,12 @@ pub fn select_with(
             return None;
         }
         headers.header(it.line?, it).filter(|h| !seen.has(h))
+    };
+    // A line whose text is already shown at another line, in no block of its own with a
+    // header not shown yet: a copy (`setting up fixtures` of every round of a log). The same
+    // counters line of another interface's stanza is no copy: its header says whose it is.
+    let repeat = |it: &Item, seen: &Seen| -> bool {
+        seen.same_text(it) && (headers.is_empty() || header_of(it, seen).is_none())
     };
     for c in core {
         let k = cost(&c.item);
@@ -535,7 +552,7 @@ pub fn select_with(
             let mut tries = 0;
             let mut took = false;
             while let Some(cand) = q.pop() {
-                if seen.has(&cand.item) {
+                if seen.has(&cand.item) || repeat(&cand.item, &seen) {
                     continue;
                 }
                 if let Some(g) = cand.group {
@@ -625,7 +642,7 @@ pub fn select_with(
             if budget.saturating_sub(used) < 10 || misses >= 3 {
                 break;
             }
-            if seen.has(&cand.item) {
+            if seen.has(&cand.item) || repeat(&cand.item, &seen) {
                 continue;
             }
             // The model knows why it chose its picks: no template cap for them, as in the

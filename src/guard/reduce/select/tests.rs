@@ -105,6 +105,42 @@ fn musts_always_and_duplicates_once() {
     assert_eq!(out[0].text, "kind: log");
 }
 
+/// Room left after the channels' turns goes to lines not shown yet, not to copies of a line
+/// written in every round of a log (`setting up fixtures` at lines 2, 155, 308, ...).
+#[test]
+fn a_line_written_many_times_fills_no_room_twice() {
+    let mut c = vec![cand(
+        Channel::Relevance,
+        40,
+        "order 40 took 912 ms",
+        1.0,
+        Some(1),
+    )];
+    for k in 0..20 {
+        c.push(cand(
+            Channel::Rare,
+            2 + 153 * k,
+            "setting up fixtures",
+            0.5,
+            None,
+        ));
+    }
+    c.push(cand(
+        Channel::Rare,
+        5000,
+        "connecting to db at 10.0.0.5",
+        0.1,
+        None,
+    ));
+    let out = select(c, 400, &Bytes, &Policy::default());
+    let same = out
+        .iter()
+        .filter(|i| i.text == "setting up fixtures")
+        .count();
+    assert_eq!(same, 1, "{out:?}");
+    assert!(out.iter().any(|i| i.line == Some(5000)), "{out:?}");
+}
+
 #[test]
 fn one_record_rendered_by_two_channels_a_line_apart_is_shown_once() {
     // The kind reducer anchors a record at its brace, the units at its first key.
@@ -152,24 +188,36 @@ fn an_error_line_listed_again_far_below_is_not_shown_twice() {
     let out = select(c, 400, &Bytes, &Policy::default());
     let lines: Vec<Option<usize>> = out.iter().map(|i| i.line).collect();
     assert_eq!(lines, [Some(2167), Some(6033)], "{out:?}");
-    // Evidence lines of the same text in different blocks (each interface's counters) stay.
-    let c = vec![
-        cand(
-            Channel::Relevance,
-            10,
-            "0 runts, 0 giants, 0 throttles",
-            1.0,
-            None,
-        ),
-        cand(
-            Channel::Relevance,
-            400,
-            "0 runts, 0 giants, 0 throttles",
-            0.9,
-            None,
-        ),
-    ];
-    assert_eq!(select(c, 400, &Bytes, &Policy::default()).len(), 2);
+    // Evidence lines of the same text in different blocks (each interface's counters) stay,
+    // each with its block's header; in a flat text, a copy goes.
+    let stanza = |name: &str| {
+        let rates: String = (0..99).map(|i| format!("  input rate {i}\n")).collect();
+        format!("{name} is up, line protocol is up\n  0 runts, 0 giants, 0 throttles\n{rates}")
+    };
+    let text = stanza("Gi0/1") + &stanza("Gi0/2");
+    let counters = || {
+        vec![
+            cand(
+                Channel::Relevance,
+                2,
+                "  0 runts, 0 giants, 0 throttles",
+                1.0,
+                None,
+            ),
+            cand(
+                Channel::Relevance,
+                103,
+                "  0 runts, 0 giants, 0 throttles",
+                0.9,
+                None,
+            ),
+        ]
+    };
+    let h = Headers::of(&text);
+    let out = select_with(counters(), 400, &Bytes, &Policy::default(), &h);
+    let lines: Vec<Option<usize>> = out.iter().map(|i| i.line).collect();
+    assert_eq!(lines, [Some(1), Some(2), Some(102), Some(103)], "{out:?}");
+    assert_eq!(select(counters(), 400, &Bytes, &Policy::default()).len(), 1);
 }
 
 #[test]

@@ -98,15 +98,31 @@ fn slot_crossing(u: &Units, limit: Limit, bare: bool) -> Vec<(usize, Option<usiz
             members
                 .iter()
                 .filter_map(|&i| {
-                    let tok = u.units[i].text.split_whitespace().nth(p)?;
-                    let t = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '%');
-                    let digit = t.starts_with(|c: char| c.is_ascii_digit());
-                    let fits = if bare {
-                        t.chars().all(|c| c.is_ascii_digit() || c == '.')
-                    } else {
-                        t.ends_with(|c: char| c.is_alphabetic() || c == '%')
+                    let mut words = u.units[i].text.split_whitespace().skip(p);
+                    let trim = |w: &str| {
+                        w.trim_matches(|c: char| !c.is_alphanumeric() && c != '%')
+                            .to_string()
                     };
-                    (fits && digit).then(|| number(t).map(|x| (i, x)))?
+                    let t = trim(words.next()?);
+                    let digit = t.starts_with(|c: char| c.is_ascii_digit());
+                    let plain = t.chars().all(|c| c.is_ascii_digit() || c == '.');
+                    if bare {
+                        return (plain && digit).then(|| number(&t).map(|x| (i, x)))?;
+                    }
+                    if !digit {
+                        return None;
+                    }
+                    if t.ends_with(|c: char| c.is_alphabetic() || c == '%') {
+                        return number(&t).map(|x| (i, x));
+                    }
+                    // The unit as the next word (`in 898 ms`): read together.
+                    let unit = words.next().map(trim).filter(|w| {
+                        plain
+                            && !w.is_empty()
+                            && w.len() <= 3
+                            && w.chars().all(|c| c.is_alphabetic() || c == '%')
+                    })?;
+                    number(&format!("{t}{unit}")).map(|x| (i, x))
                 })
                 .collect()
         };
@@ -128,9 +144,15 @@ fn slot_crossing(u: &Units, limit: Limit, bare: bool) -> Vec<(usize, Option<usiz
     out
 }
 
+/// Share (of ten) of the values from the first crossing on that are past the threshold for
+/// them to be a run (values that grow, an e-value column), not records scattered through
+/// the file (a log's slow requests).
+const RUN_TENTHS: usize = 8;
+
 /// The units that answer a threshold among `vals` ((unit index, value) in the file's order):
-/// every one past it when at most [`MAX_LISTED`] are, else the last before the first crossing
-/// and the first past it; `None` when none or all are past it.
+/// every one past it when at most [`MAX_LISTED`] are; more, as a run ([`RUN_TENTHS`]): the
+/// last before the first crossing and the first past it; more, scattered: the first
+/// [`MAX_LISTED`] past it. `None` when none or all are past it.
 fn answers(vals: &[(usize, f64)], limit: &Limit) -> Option<Vec<usize>> {
     let past: Vec<usize> = vals
         .iter()
@@ -144,6 +166,9 @@ fn answers(vals: &[(usize, f64)], limit: &Limit) -> Option<Vec<usize>> {
         return Some(past);
     }
     let first = vals.iter().position(|v| limit.holds(v.1)).unwrap_or(0);
+    if past.len() * 10 < (vals.len() - first) * RUN_TENTHS {
+        return Some(past.into_iter().take(MAX_LISTED).collect());
+    }
     Some(
         vals[first.saturating_sub(1)..=first]
             .iter()
@@ -164,6 +189,7 @@ mod tests {
         value: 0.001,
         scaled: 0.001,
         unit: false,
+        inclusive: false,
     };
 
     fn hits(n: usize, cut: usize) -> String {
@@ -254,6 +280,39 @@ mod tests {
             .collect();
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[0].contains("test_case_017") && got[1].contains("test_case_044"));
+    }
+
+    /// A log's `in 912 ms`: the unit is the next word. More past the threshold than are
+    /// listed, scattered through the log (no run): the first ones, in the file's order.
+    #[test]
+    fn a_unit_written_as_the_next_word_and_scattered_records_past_it() {
+        let slow = [33, 90, 141, 150, 201, 260, 300, 333, 371, 388];
+        let text: String = (1..=400)
+            .map(|i| {
+                let ms = if slow.contains(&i) {
+                    900 + i % 7
+                } else {
+                    5 + (i * 37) % 880
+                };
+                format!(
+                    "2026-12-05T10:00:00 INFO worker-{} processed order id={i} in {ms} ms\n",
+                    i % 8
+                )
+            })
+            .collect();
+        let u = build(&text, Kind::Log);
+        let intent = "Which orders took over 898 ms?";
+        let got: Vec<&str> = crossing(&u, &Query::new(intent), Limit::of(intent).unwrap())
+            .into_iter()
+            .map(|(i, _)| u.units[i].text.as_str())
+            .collect();
+        assert_eq!(got.len(), MAX_LISTED, "{got:?}");
+        for (g, id) in got.iter().zip(slow) {
+            assert!(
+                g.contains(&format!("order id={id} in 9")),
+                "{g} is not order {id}"
+            );
+        }
     }
 
     #[test]
