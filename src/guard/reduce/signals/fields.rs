@@ -182,6 +182,39 @@ pub fn field_dists(u: &Units) -> Vec<Dist> {
         .collect()
 }
 
+/// The distribution of list field `f` (a name ending in `[]`) as a fact states it: every value
+/// of a unit's list counted, each once per unit (`features › serde[]` of `["dep:serde_core",
+/// "dep:serde"]` counts both). [`field_dists`] counts a unit's first value only, which ranks
+/// and rates fields as before; a count a summary states must be the output's own.
+pub fn list_dist(u: &Units, f: usize) -> Dist {
+    let mut m: HashMap<&str, usize> = HashMap::new();
+    let (mut n, mut open) = (0, false);
+    for unit in &u.units {
+        let mut seen: HashSet<&str> = HashSet::new();
+        for (g, v) in &unit.fields {
+            if *g != f || !seen.insert(v.as_str()) {
+                continue;
+            }
+            if seen.len() == 1 {
+                n += 1;
+            }
+            if m.len() < 64 || m.contains_key(v.as_str()) {
+                *m.entry(v.as_str()).or_default() += 1;
+            } else {
+                open = true;
+            }
+        }
+    }
+    let mut counts: Vec<(String, usize)> = m.into_iter().map(|(k, c)| (k.to_string(), c)).collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Dist {
+        name: u.fields[f].name.clone(),
+        counts,
+        n,
+        open,
+    }
+}
+
 /// The distribution of one template slot.
 pub(super) fn slot_dist(m: &HashMap<String, usize>, total: usize) -> Dist {
     let mut counts: Vec<(String, usize)> = m.iter().map(|(k, v)| (k.clone(), *v)).collect();
@@ -192,5 +225,48 @@ pub(super) fn slot_dist(m: &HashMap<String, usize>, total: usize) -> Dist {
         counts,
         n: total,
         open: kept < total,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::reduce::units::build;
+    use crate::guard::reduce::Kind;
+
+    /// `cargo metadata`'s `features`: a list's every value is counted, once per record; the
+    /// ranking's distribution keeps a record's first value.
+    #[test]
+    fn a_lists_every_value_is_counted_once_per_record() {
+        let recs: Vec<String> = (0..12)
+            .map(|i| {
+                let serde = match i % 4 {
+                    0 => r#"["dep:serde_core", "dep:serde"]"#,
+                    1 => r#"["dep:serde", "dep:serde"]"#,
+                    _ => r#"["dep:serde"]"#,
+                };
+                format!(r#"{{"name": "pkg{i}", "features": {{"serde": {serde}}}}}"#)
+            })
+            .collect();
+        let text = format!("[\n{}\n]\n", recs.join(",\n"));
+        let u = build(&text, Kind::Json);
+        let f = u
+            .fields
+            .iter()
+            .position(|x| x.name.ends_with("serde[]"))
+            .unwrap_or_else(|| {
+                panic!("{:?}", u.fields.iter().map(|f| &f.name).collect::<Vec<_>>())
+            });
+        let d = list_dist(&u, f);
+        assert_eq!(d.n, 12);
+        assert_eq!(
+            d.counts,
+            [
+                ("dep:serde".to_string(), 12),
+                ("dep:serde_core".to_string(), 3)
+            ]
+        );
+        let first = &field_dists(&u)[f];
+        assert_eq!(first.counts[0], ("dep:serde".to_string(), 9));
     }
 }

@@ -134,8 +134,15 @@ pub fn facts(u: &Units, q: &Query, headers: &Headers) -> Vec<Fact> {
     let mut field_sigs = Vec::new();
     for (w, i) in cats.into_iter().take(4) {
         field_sigs.push(signature(&dists[i]));
+        let list;
+        let shown = if dists[i].name.ends_with("[]") {
+            list = super::fields::list_dist(u, i);
+            &list
+        } else {
+            &dists[i]
+        };
         out.push(Fact {
-            text: format!("{}: {}", shown_path(&dists[i].name), dist_text(&dists[i])),
+            text: format!("{}: {}", shown_path(&dists[i].name), dist_text(shown)),
             line: None,
             weight: w,
             answers: false,
