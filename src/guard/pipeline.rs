@@ -415,24 +415,6 @@ fn binary_result(
     Ok(r)
 }
 
-/// Appends to `h` what a scan found: `<label>: none found.`, or `<label>: <n>` (`, the <which>
-/// <k>` when only `k` of the `n` are quoted), then the quoted lines.
-fn push_scanned(h: &mut String, label: &str, which: &str, n: usize, quoted: &[String]) {
-    if quoted.is_empty() {
-        h.push_str(&format!("\n{label}: none found."));
-        return;
-    }
-    let more = if n > quoted.len() {
-        format!(", the {which} {}:", quoted.len())
-    } else {
-        ":".to_string()
-    };
-    h.push_str(&format!("\n{label}: {}{more}", thousands(n as u64)));
-    for l in quoted {
-        h.push_str(&format!("\n{l}"));
-    }
-}
-
 /// Largest cleaned text (bytes) the structural digest reduces; larger ones get head and tail.
 /// 16 MiB reduce in about 2 s at the measured ~9 MiB/s (benches/pipeline.rs).
 pub const DIGEST_MAX_BYTES: usize = 16 << 20;
@@ -592,7 +574,7 @@ impl SummaryJob {
                 .unwrap_or_default();
             if !names.is_empty() {
                 let (m, matches) = scan::matching_lines(&self.text, &names, MAX_SCANNED_MATCHES);
-                push_scanned(
+                scan::push_scanned(
                     &mut h,
                     "Lines with the question's words",
                     "best",
@@ -600,7 +582,7 @@ impl SummaryJob {
                     &matches,
                 );
             }
-            push_scanned(&mut h, "Error lines", "first", n, &errors);
+            scan::push_scanned(&mut h, "Error lines", "first", n, &errors);
             let f = self.pointer();
             let mut r = self.preview_response(&h, &f, reason);
             r.tokens.output = counter.count(&r.text);

@@ -9,6 +9,24 @@ use crate::guard::reduce::text::line_severity;
 use crate::guard::reduce::units::parts;
 use crate::guard::reduce::{fmt_num, show_line_max};
 
+/// Appends to `h` what a scan found: `<label>: none found.`, or `<label>: <n>` (`, the <which>
+/// <k>` when only `k` of the `n` are quoted), then the quoted lines.
+pub(super) fn push_scanned(h: &mut String, label: &str, which: &str, n: usize, quoted: &[String]) {
+    if quoted.is_empty() {
+        h.push_str(&format!("\n{label}: none found."));
+        return;
+    }
+    let more = if n > quoted.len() {
+        format!(", the {which} {}:", quoted.len())
+    } else {
+        ":".to_string()
+    };
+    h.push_str(&format!("\n{label}: {}{more}", fmt_num(n)));
+    for l in quoted {
+        h.push_str(&format!("\n{l}"));
+    }
+}
+
 /// Longest quote of one error line (bytes), as the reducer's excerpts.
 const QUOTE_BYTES: usize = 300;
 
