@@ -414,9 +414,8 @@ pub fn select_with(
     // A line whose text is already shown at another line, in no block of its own with a
     // header not shown yet: a copy (`setting up fixtures` of every round of a log). The same
     // counters line of another interface's stanza is no copy: its header says whose it is.
-    let repeat = |it: &Item, seen: &Seen| -> bool {
-        seen.same_text(it) && (headers.is_empty() || header_of(it, seen).is_none())
-    };
+    let repeat =
+        |it: &Item, seen: &Seen| -> bool { seen.same_text(it) && header_of(it, seen).is_none() };
     for c in core {
         let k = cost(&c.item);
         if seen.has(&c.item) {

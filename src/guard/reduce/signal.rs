@@ -174,30 +174,27 @@ fn mended(before: &str) -> bool {
 /// a file or path that has such a name (`CheckError.java`, `java/lang/AssertionError/Cause.java`):
 /// a match after `/` or before `/` or `.` and a letter or digit is part of a path.
 fn named_error(line: &str) -> bool {
-    let b = line.as_bytes();
-    NAMED_ERROR.find_iter(line).any(|m| {
-        let before = m.start() > 0 && b[m.start() - 1] == b'/';
-        let after = match b.get(m.end()) {
-            Some(b'/') => true,
-            Some(b'.') => b
-                .get(m.end() + 1)
-                .is_some_and(|c| c.is_ascii_alphanumeric()),
-            _ => false,
-        };
-        !before && !after
-    })
+    outside_paths(&NAMED_ERROR, line)
 }
 
 /// True when the line holds a level word or tag ([`LEVEL_ERROR`]) that is not a file or path
 /// component: `…/Test2/Event/Exception.pm`, `lib/Fatal.pm`, `ERROR.log` name files (a `find`
 /// listing), as `CheckError.java` does for [`named_error`].
 fn level_error(line: &str) -> bool {
+    outside_paths(&LEVEL_ERROR, line)
+}
+
+/// True when `re` matches `line` somewhere that is not part of a path: not after `/`, not
+/// before `/` or before `.` and a letter or digit (`a/Fatal.pm`, `CheckError.java`).
+fn outside_paths(re: &Regex, line: &str) -> bool {
     let b = line.as_bytes();
-    LEVEL_ERROR.find_iter(line).any(|m| {
+    re.find_iter(line).any(|m| {
         let before = m.start() > 0 && b[m.start() - 1] == b'/';
         let after = match b.get(m.end()) {
             Some(b'/') => true,
-            Some(b'.') => b.get(m.end() + 1).is_some_and(|c| c.is_ascii_alphabetic()),
+            Some(b'.') => b
+                .get(m.end() + 1)
+                .is_some_and(|c| c.is_ascii_alphanumeric()),
             _ => false,
         };
         !before && !after
