@@ -13,7 +13,7 @@ use crate::backend::{
 use crate::guard::ground::Grounder;
 use crate::guard::prompt;
 use crate::guard::reduce::{self, rank::Query, Ctx, Item, Reduction, Section, MUST};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
@@ -451,6 +451,30 @@ pub fn summarize_focused(
     cands.extend(reduce::select::calls(text, &query));
     cands.extend(reduce::select::summary_blocks(text));
     cands.extend(reduce::select::stacks(text, &query));
+    // A diff's lines are changes, not what went wrong in this call: a changed line or a commit
+    // message that names an error (`+    return Err(…)`, "the daemon refused the request") is
+    // evidence of the change, not an error of the output.
+    // Any line of it is shown as the diff's reducer shows it: with its file and commit.
+    if red.kind == reduce::Kind::Diff {
+        let shown: HashMap<usize, &str> = red
+            .items
+            .iter()
+            .filter(|it| it.section == reduce::Section::Evidence)
+            .filter_map(|it| Some((it.line?, it.text.as_str())))
+            .collect();
+        for c in cands.iter_mut() {
+            if c.item.section == reduce::Section::Errors {
+                c.item.section = reduce::Section::Evidence;
+            }
+            if c.channel != reduce::select::Channel::Kind
+                && c.item.section != reduce::Section::KeyFacts
+            {
+                if let Some(t) = c.item.line.and_then(|n| shown.get(&n)) {
+                    c.item.text = t.to_string();
+                }
+            }
+        }
+    }
     // A metrics page's samples the question names, ranked per family: the generic extremes
     // rank every family's samples together (bytes against temperatures) and go.
     let metrics = reduce::select::metrics(text, &query, &asks);

@@ -279,6 +279,9 @@ pub fn detect(text: &str) -> Kind {
     {
         return Kind::Diff;
     }
+    if diff::looks_like_git_log(&nonblank) {
+        return Kind::Diff;
+    }
     if describe::looks_like_describe(&nonblank) {
         return Kind::Describe;
     }
