@@ -264,7 +264,7 @@ mod tests {
         let input = collapse("GET /api/v1/users  returned\n status 404 after 12345 ms");
         let inv = invented(
             "GET /api/v1/users gave 404 after 12,345 ms; retried /api/v2/x 500 times; \
-             L794: [×539 to L2000] 2,000 lines, 169,195 bytes, 777 errors",
+             L794: [×539 lines like it, last L2000] 2,000 lines, 169,195 bytes, 777 errors",
             &input,
             &[169_195, 2_000],
         );

@@ -58,6 +58,17 @@ fn has_rr(line: &str) -> bool {
 static TITLE_NAME_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b[A-Z][a-z]+ Error [A-Z][a-z]+\b|\bError(?: [A-Z][a-z]+){2,}\b").unwrap()
 });
+/// An error word that qualifies the noun after it (`a fast memory error detector`, `Windows
+/// error handling`, `error-prone`, `error types`): what a package, library or feature is for,
+/// as its description says, not an error that happened.
+static DESCRIBED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\berrors?[- ](?:detectors?|detection|handling|handlers?|reporting|reporters?|correction|correcting|checking|checkers?|recovery|prone|types|classes|librar(?:y|ies)|descriptions?|propagation|tracking|trackers?|management|formatting|chains)\b").unwrap()
+});
+/// A line of an `ls -l` (or `find -ls`) listing: a file's mode, links, owner… and its name. A
+/// file named `error` or `core.fail` is an entry, not an error.
+static LS_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:\d+\s+\d+\s+)?[-dlcbps][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s").unwrap()
+});
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|[A-Z][a-z]+Warning\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
 });
@@ -254,6 +265,7 @@ pub fn severity(line: &str) -> Severity {
         return severity(&MEASURED_ERROR.replace_all(line, " "));
     }
     if PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400))
+        || LS_ENTRY.is_match(line)
         || column_header(line)
         || line.len() <= 120 && SETTING.is_match(line)
     {
@@ -283,6 +295,7 @@ pub fn severity(line: &str) -> Severity {
         // "errors=0, failed: 0" alone is a clean report, not an error; nor is a name.
         let stripped = ZERO_COUNT.replace_all(line, "");
         let stripped = TITLE_NAME_ERROR.replace_all(&stripped, " ");
+        let stripped = DESCRIBED_ERROR.replace_all(&stripped, " ");
         if level_error(&stripped) || named_error(&stripped) || word_match(&WORD_ERROR, &stripped) {
             return Severity::Error;
         }
@@ -453,6 +466,29 @@ mod tests {
             "HTTP/1.1 500 Internal Server Error",
             "Error Reporting Service failed to start",
             "ERROR Windows Error Reporting Service is stopped",
+        ] {
+            assert_eq!(severity(l), Severity::Error, "{l}");
+        }
+    }
+
+    /// What a package or library is for (`memory error detector`, `error handling`) and an
+    /// `ls -l` entry named for errors are no errors; an error of those words is.
+    #[test]
+    fn a_described_error_or_a_listed_file_is_no_error() {
+        for l in [
+            "ii  libasan8:amd64  12.2.0-14  amd64  AddressSanitizer -- a fast memory error detector",
+            "ii  libcom-err2:amd64  1.47.0-2  amd64  common error description library",
+            "windows-result 0.4.1: Windows error handling",
+            "ii  liberror-prone-java  2.18.0-1  all  Java compile-time static analysis (error-prone)",
+            "drwxr-xr-x  2 root root 4096 Jun 24  2025 error",
+            "  1835009      4 -rw-r--r--   1 root     root         1403 Mar  2 10:01 /var/log/app/failed.log",
+        ] {
+            assert_eq!(severity(l), Severity::None, "{l}");
+        }
+        for l in [
+            "error: the error handling module failed to load",
+            "thread 'main' panicked at src/error.rs:12:5",
+            "ls: cannot access '/srv/error': No such file or directory",
         ] {
             assert_eq!(severity(l), Severity::Error, "{l}");
         }

@@ -30,6 +30,7 @@ mod limit;
 mod mining;
 mod scoped;
 mod series;
+mod set_aside;
 mod subset;
 
 pub use each::section_firsts;

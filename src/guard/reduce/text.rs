@@ -515,7 +515,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     for (t, &ex) in templates.iter().zip(&examples) {
         let count = t.lines.len();
         let prefix = if count > 1 {
-            format!("[×{count} to L{}] ", t.lines[count - 1])
+            format!("[×{count} lines like it, last L{}] ", t.lines[count - 1])
         } else {
             String::new()
         };

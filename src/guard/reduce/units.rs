@@ -354,6 +354,63 @@ pub fn build(text: &str, kind: Kind) -> Units {
     b.finish(structured)
 }
 
+/// Keys whose values describe or name a record (a package's `description`, a crate's `name`,
+/// an issue's `title`): an error word in one (`"description": "Windows error handling"`,
+/// `"name": "quick-error"`, `"summary": "A fast memory error detector"`) is what the record is
+/// about, not something that went wrong.
+const DESCRIPTIVE_KEYS: &[&str] = &[
+    "description",
+    "long_description",
+    "summary",
+    "title",
+    "name",
+    "displayname",
+    "display_name",
+    "help",
+    "doc",
+    "docs",
+    "documentation",
+    "readme",
+    "keywords",
+    "categories",
+    "homepage",
+    "repository",
+    "license",
+    "authors",
+];
+
+/// True when the last key of `path` (`packages[].description`, `@title`) is one of
+/// [`DESCRIPTIVE_KEYS`].
+fn descriptive_key(path: &str) -> bool {
+    let key = path
+        .rsplit(['.', '/', ' '])
+        .next()
+        .unwrap_or(path)
+        .trim_start_matches('@')
+        .trim_end_matches("[]")
+        .to_ascii_lowercase();
+    DESCRIPTIVE_KEYS.contains(&key.as_str())
+}
+
+/// True when record `u`'s error or warning words are all in the values of its descriptive
+/// fields ([`DESCRIPTIVE_KEYS`]): one of those holds one, and no other field does (judged
+/// with its key: `"error": "timeout"` and `"status": "failed"` are errors).
+fn described_only(u: &Unit, fields: &[Field]) -> bool {
+    let mut described = false;
+    for (f, v) in &u.fields {
+        let name = &fields[*f].name;
+        if descriptive_key(name) {
+            described |= signal::severity(clip_str(v, 1000)) != Severity::None;
+            continue;
+        }
+        let key = name.rsplit(['.', '/', ' ']).next().unwrap_or(name);
+        if signal::severity(clip_str(&format!("{key}: {v}"), 1000)) != Severity::None {
+            return false;
+        }
+    }
+    described
+}
+
 /// Fewest words of an HTML block for it to be a unit (not a menu entry or a button).
 const MIN_HTML_BLOCK_WORDS: usize = 4;
 
@@ -536,6 +593,20 @@ impl Builder {
     /// Groups units into templates: records by their field names and categorical values,
     /// lines by a Drain-like miner over their tokens.
     fn finish(mut self, structured: bool) -> Units {
+        // A record whose error words are all in what describes or names it is no error, nor
+        // is a value or a piece of a long text under such a key (a crate's README lines).
+        for u in self.units.iter_mut().filter(|u| u.sev != Severity::None) {
+            let descriptive = match u.kind {
+                UnitKind::Record => described_only(u, &self.fields),
+                UnitKind::Leaf | UnitKind::Part => descriptive_key(&u.context),
+                // A line of a document's string value (`"description": "…\n…"`).
+                UnitKind::Line if structured => descriptive_key(&u.context),
+                _ => false,
+            };
+            if descriptive {
+                u.sev = Severity::None;
+            }
+        }
         let mut templates: Vec<Template> = Vec::new();
         // Lines are mined; records and leaves (of a document, or of JSON inside a line of
         // text) are grouped by their shape.

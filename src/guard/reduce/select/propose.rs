@@ -472,7 +472,7 @@ fn error_location(u: &Units, i: usize) -> Option<usize> {
 }
 
 /// True for a text that is only markup: tags with no attributes and no text between them
-/// (`</brick>`, `<brick>`, `[×12 to L5192]   <fop>`), or brackets. It says nothing a reader
+/// (`</brick>`, `<brick>`, `[×12 lines like it, last L5192]   <fop>`), or brackets. It says nothing a reader
 /// can use, however often or rarely it occurs.
 pub fn markup_only(text: &str) -> bool {
     let t = super::core(text).trim();

@@ -178,7 +178,9 @@ mod tests {
         assert!(!super::super::propose::level_only("[INFO] BUILD"));
         // Whatever level it writes, and stamped or not: a blank line of the log.
         assert!(super::super::propose::level_only("[ERROR]"));
-        assert!(super::super::propose::level_only("[×6 to L1990] [ERROR]"));
+        assert!(super::super::propose::level_only(
+            "[×6 lines like it, last L1990] [ERROR]"
+        ));
         assert!(super::super::propose::level_only(
             "2022-03-15T21:06:07.8974672Z"
         ));

@@ -263,7 +263,12 @@ fn markup_alone_is_no_candidate() {
     }
     // A line that only opens an object or a list says nothing of its own.
     use super::propose::opener_only;
-    for t in ["{", "  \"cve\": {", "items: [", "[×2 to L9] \"a.b\": ["] {
+    for t in [
+        "{",
+        "  \"cve\": {",
+        "items: [",
+        "[×2 lines like it, last L9] \"a.b\": [",
+    ] {
         assert!(opener_only(t), "{t}");
     }
     for t in [
@@ -274,7 +279,7 @@ fn markup_alone_is_no_candidate() {
     ] {
         assert!(!opener_only(t), "{t}");
     }
-    assert!(markup_only("[×12 to L5192]   <brick>"));
+    assert!(markup_only("[×12 lines like it, last L5192]   <brick>"));
     assert!(markup_only("  },"));
     assert!(!markup_only("<brickName>h1:/b</brickName>"));
     assert!(!markup_only("<component type=\"library\">"));

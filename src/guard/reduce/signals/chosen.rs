@@ -12,6 +12,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::mining::shown_path;
+use super::set_aside::set_aside;
 use super::{number, Dist, Fact};
 use crate::guard::reduce::rank::{stem, Query};
 use crate::guard::reduce::select::Headers;
@@ -19,7 +20,7 @@ use crate::guard::reduce::show_line_max;
 use crate::guard::reduce::units::{UnitKind, Units};
 
 /// Most records a chosen value may have: more are a listing, not a choice.
-const MAX_CHOSEN: usize = 60;
+pub(super) const MAX_CHOSEN: usize = 60;
 /// Most names listed in one fact.
 const MAX_LISTED: usize = 8;
 /// Longest name shown, in bytes.
@@ -141,13 +142,20 @@ fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>
             .collect()
     };
     for (f, d) in dists.iter().enumerate() {
-        if !d.categorical() || d.name.ends_with("[]") {
+        if d.name.ends_with("[]") {
             continue;
         }
         let what = |v: &str| format!("{} {}", shown_path(&d.name), show_line_max(v, 60));
-        if let Some((label, other)) = set_aside(d, q) {
-            let recs = holding(f, &|v| other.contains(v));
-            out.push((f, what(&format!("other than {label}")), recs, true));
+        // A list set aside needs only values that repeat, not few of them (`cargo
+        // metadata`'s 386 crates hold 30 licence expressions).
+        if !d.open && d.counts.len() >= 2 && d.counts.len() * 2 <= d.n {
+            if let Some((label, other)) = set_aside(d, q) {
+                let recs = holding(f, &|v| other.contains(v));
+                out.push((f, what(&format!("other than {label}")), recs, true));
+            }
+        }
+        if !d.categorical() {
+            continue;
         }
         for (value, count) in &d.counts {
             if negated(value, q) {
@@ -225,69 +233,6 @@ fn key_named(seg: &str, q: &Query) -> bool {
             .any(|n| *n == k || (n.len() >= 4 && stem(n) == stem(&k)))
 }
 
-/// The words of a field's value, for [`set_aside`]: split at whitespace and `/,()+;|`,
-/// lower case, the connectives `or`, `and`, `with` dropped (`(MIT OR Apache-2.0) AND
-/// Unicode-DFS-2016` is `mit`, `apache-2.0`, `unicode-dfs-2016`).
-fn value_words(v: &str) -> Vec<String> {
-    v.split(|c: char| c.is_whitespace() || "/,()+;|".contains(c))
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
-        .filter(|w| !w.is_empty() && !matches!(w.as_str(), "or" | "and" | "with"))
-        .collect()
-}
-
-/// The values of field `d` outside the list the question sets aside ([`Query::set_aside`]:
-/// "licenses other than MIT/Apache-2.0/Unlicense"), with the list as the fact shows it (`MIT,
-/// Apache-2.0 and Unlicense`): when
-/// most of the list's words are words of the field's values, some value is made of them
-/// alone, and the other values are held by at most [`MAX_CHOSEN`] records and fewer than half.
-fn set_aside(d: &Dist, q: &Query) -> Option<(String, HashSet<String>)> {
-    if q.set_aside.is_empty() {
-        return None;
-    }
-    let listed: Vec<String> = q.set_aside.iter().map(|w| w.to_lowercase()).collect();
-    let words: Vec<(&String, usize, Vec<String>)> = d
-        .counts
-        .iter()
-        .map(|(v, c)| (v, *c, value_words(v)))
-        .collect();
-    let matched: Vec<&String> = q
-        .set_aside
-        .iter()
-        .zip(&listed)
-        .filter(|(_, l)| words.iter().any(|(_, _, w)| w.contains(l)))
-        .map(|(w, _)| w)
-        .collect();
-    if matched.is_empty() || matched.len() * 2 < listed.len() {
-        return None;
-    }
-    let (mut usual, mut other, mut others) = (false, HashSet::new(), 0);
-    for (v, c, w) in &words {
-        if w.iter().all(|x| listed.contains(x)) {
-            usual |= !w.is_empty();
-        } else {
-            other.insert((*v).clone());
-            others += c;
-        }
-    }
-    // Joined by commas, not as the question may write it (`MIT/Apache-2.0`): a slashed
-    // string the file never writes reads as a quoted path, and the fact would be dropped
-    // as not verbatim.
-    let label = match matched.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!(
-            "{} and {last}",
-            rest.iter()
-                .map(|w| w.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        _ => matched.iter().map(|w| w.as_str()).collect(),
-    };
-    (usual && others > 0 && others <= MAX_CHOSEN && others * 2 < d.n).then_some((label, other))
-}
-
 /// The records a value the question names picks (unit index, field id, whether the question
 /// negates the value), as [`chosen`] lists.
 pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize, bool)> {
@@ -334,6 +279,20 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fa
         } else {
             String::new()
         };
+        // Records picked by what they are not, too many to show each: which values they
+        // hold, most held first (`Unicode-3.0 ×18` of 59 crates of other licences).
+        if negated && recs.len() > shown.len() {
+            out.push(Fact {
+                text: format!(
+                    "values of {what} in {} records: {}",
+                    crate::guard::reduce::count(recs.len()),
+                    held_values(u, f, &recs)
+                ),
+                line: None,
+                weight: WEIGHT,
+                answers: true,
+            });
+        }
         out.push(Fact {
             text: format!("records with {what}, by {by}: {}{more}", shown.join("; ")),
             line: None,
@@ -345,6 +304,39 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fa
         }
     }
     out
+}
+
+/// Most values [`held_values`] lists; the rest are counted.
+const MAX_HELD_VALUES: usize = 8;
+
+/// The values of field `f` that records `recs` hold, most held first (then as the file
+/// first holds them), each with its count: `Unicode-3.0 ×18, ISC ×2, and 9 more values`.
+fn held_values(u: &Units, f: usize, recs: &[usize]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for &i in recs {
+        for (g, v) in &u.units[i].fields {
+            if *g == f {
+                match counts.iter_mut().find(|(x, _)| *x == v.as_str()) {
+                    Some(c) => c.1 += 1,
+                    None => counts.push((v.as_str(), 1)),
+                }
+            }
+        }
+    }
+    // Stable: equal counts keep the file's order.
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    let mut shown: Vec<String> = counts
+        .iter()
+        .take(MAX_HELD_VALUES)
+        .map(|(v, c)| format!("{} ×{c}", show_line_max(v, 60)))
+        .collect();
+    if counts.len() > MAX_HELD_VALUES {
+        shown.push(format!(
+            "and {} more values",
+            crate::guard::reduce::count(counts.len() - MAX_HELD_VALUES)
+        ));
+    }
+    shown.join(", ")
 }
 
 /// The field that names the records `recs` picked by field `f`: the one whose values differ
@@ -617,6 +609,42 @@ mod tests {
         assert!(f[0].text.contains("\"name\": \"web-23\""), "{f:?}");
         // Negating the rare value picks nothing: the rest are the many.
         assert!(picked(&u, &d, &Query::new("which pods are not Pending?")).is_empty());
+    }
+
+    /// Too many records of other values to show each: the values they hold are counted, the
+    /// most held first, and a choice that offers a listed licence is no other (when the strict
+    /// reading picks too many).
+    #[test]
+    fn many_records_set_aside_are_told_by_the_values_they_hold() {
+        let recs: Vec<_> = (0..400)
+            .map(|i| {
+                let license = match i {
+                    _ if i % 20 == 3 => "Unicode-3.0",
+                    _ if i % 50 == 7 => "ISC",
+                    _ if i % 10 == 5 => "MIT OR Zlib",
+                    _ if i % 2 == 0 => "MIT OR Apache-2.0",
+                    _ => "MIT",
+                };
+                serde_json::json!({ "name": format!("crate{i}"), "license": license })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&recs).unwrap();
+        let u = build(&text, Kind::Json);
+        let d = field_dists(&u);
+        let q = Query::new("which crates have licenses other than MIT/Apache-2.0?");
+        let f = chosen(&u, &d, &q, &Headers::default());
+        let values = f
+            .iter()
+            .find(|x| {
+                x.text
+                    .starts_with("values of license other than MIT and Apache-2.0")
+            })
+            .unwrap_or_else(|| panic!("{f:?}"));
+        // 20 Unicode-3.0 and 8 ISC; `MIT OR Zlib` (40, too many with them) is no other.
+        assert_eq!(
+            values.text,
+            "values of license other than MIT and Apache-2.0 in 28 records: Unicode-3.0 ×20, ISC ×8"
+        );
     }
 
     #[test]
