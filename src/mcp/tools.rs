@@ -93,20 +93,30 @@ pub fn add_intent(
 }
 
 /// Removes [`INTENT`] from a `tools/call`'s `params.arguments` (unless the tool declares it
-/// itself) and returns it as the call's intent (a non-string value as its JSON text).
+/// itself) and returns it as the call's intent when it is a string with some text. Any other
+/// value (`42`, `null`, an object) is no question: removed all the same, it steers nothing
+/// (a number as the intent would rank every line holding it), and the call is guarded with
+/// no intent.
 pub fn take_intent(params: &mut Value, tools: &HashMap<String, ToolInfo>) -> Option<String> {
-    let name = params.get("name").and_then(Value::as_str).unwrap_or("");
-    let own = tools.get(name).is_some_and(|t| t.own_intent);
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let own = tools.get(&name).is_some_and(|t| t.own_intent);
     let args = params.get_mut("arguments")?.as_object_mut()?;
     let v = if own {
         args.get(INTENT).cloned()?
     } else {
         args.remove(INTENT)?
     };
-    Some(match v {
-        Value::String(s) => s,
-        other => other.to_string(),
-    })
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Some(s),
+        other => {
+            tracing::warn!("{name}: {INTENT} is not a question ({other}); guarded with no intent");
+            None
+        }
+    }
 }
 
 /// The `toolsum_ask` tool definition: `file` (the saved file's path or `file://` URI) and
@@ -213,8 +223,12 @@ mod tests {
             json!({"name": "echo", "arguments": {"message": "hi", "_intent": "check echo"}});
         assert_eq!(take_intent(&mut p, &tools).as_deref(), Some("check echo"));
         assert_eq!(p["arguments"], json!({"message": "hi"}));
+        // A number or an empty string is no question: removed, and no intent.
         let mut p = json!({"name": "echo", "arguments": {"_intent": 5}});
-        assert_eq!(take_intent(&mut p, &tools).as_deref(), Some("5"));
+        assert_eq!(take_intent(&mut p, &tools), None);
+        assert_eq!(p["arguments"], json!({}));
+        let mut p = json!({"name": "echo", "arguments": {"_intent": " "}});
+        assert_eq!(take_intent(&mut p, &tools), None);
         assert_eq!(p["arguments"], json!({}));
         let mut p = json!({"name": "mine", "arguments": {"_intent": "kept"}});
         assert_eq!(take_intent(&mut p, &tools).as_deref(), Some("kept"));

@@ -74,7 +74,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
             "kind: junit xml; {} bytes, {} lines, {} testcases",
             fmt_num(ctx.size(text)),
             fmt_num(starts.len()),
-            derived(cases, 0, "")
+            super::count(cases)
         ),
         MUST,
     ));
@@ -182,7 +182,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Option<Reduction> {
     } else {
         format!(
             "Test report: all {} testcases passed or were skipped.",
-            derived(cases, 0, "")
+            super::count(cases)
         )
     };
     let next_action = match failures.first() {

@@ -141,7 +141,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
     if !rows.is_empty() {
         let rs: Vec<String> = rows
             .iter()
-            .map(|(t, n)| format!("{t} {}", derived(*n, 0, "")))
+            .map(|(t, n)| format!("{t} {}", super::count(*n)))
             .collect();
         fact(
             &mut items,
@@ -244,7 +244,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         status: format!(
             "SQL dump of {} lines: {} tables, {}.",
             fmt_num(lines.len() - usize::from(text.ends_with('\n'))),
-            derived(n_tables, 0, ""),
+            super::count(n_tables),
             counts.join(", ")
         ),
         failed: None,

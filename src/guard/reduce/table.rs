@@ -619,7 +619,7 @@ fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
             "kind: ls_listing; {} lines, {} bytes; directories listed: {}",
             fmt_num(lines.len() - usize::from(lines.last() == Some(&""))),
             fmt_num(bytes),
-            derived(dirs, 0, "")
+            super::count(dirs)
         ),
         MUST,
     );
@@ -708,7 +708,7 @@ fn listing(lines: &[&str], bytes: usize, ctx: &Ctx<'_>) -> Reduction {
         // Sizes as the listing writes them (no separators), so they can be searched for.
         status: format!(
             "Listing of {} directories; setuid/setgid files: {}{}.",
-            derived(dirs.max(1), 0, ""),
+            super::count(dirs.max(1)),
             derived(special.len(), 0, ""),
             by_size.first().map_or(String::new(), |r| format!(
                 "; largest file: {} ({} bytes, L{})",
