@@ -363,8 +363,10 @@ pub fn prepare(
             Some(_) if job.text.len() <= DIGEST_MAX_BYTES => job.too_large = Some(reason),
             Some(c) => return Ok(Prepared::Done(job.digest(c, TOO_LARGE_HEADER, reason))),
             None => {
+                // With no tokenizer the count is the byte count, an upper bound: no token
+                // count is stated.
                 let header = format!(
-                    "[Output too large to summarize (at least {} tokens); showing its first and last {} characters.]",
+                    "[Output too large to summarize ({} bytes; no tokenizer was found to count its tokens); showing its first and last {} characters.]",
                     thousands(tokens as u64),
                     thousands(limits.preview_chars as u64)
                 );
