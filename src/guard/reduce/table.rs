@@ -108,7 +108,10 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
         let header = upper * 10 >= cols.len() * 7
             || (groups >= 3 && title * 10 >= cols.len() * 7)
             || over_numbers;
-        if shift == 0 && !header {
+        // A title set off by a blank line (`UNIVERSITY OF HOUSTON BROWNIAN DYNAMICS`, then
+        // the program's banner) heads no columns: a header's rows follow it at once.
+        let titled = lines.get(i + 1).is_some_and(|n| n.trim().is_empty());
+        if shift == 0 && (!header || titled) {
             continue;
         }
         // Only a header laid out in columns (a gap of two spaces or more somewhere) has

@@ -46,6 +46,23 @@ fn title_case_headers_laid_out_in_columns_are_tables_and_prose_is_not() {
     assert!(find_header(&lines).is_none());
 }
 
+/// A program's title in capitals, set off by a blank line, heads no columns: the banner and
+/// `KEY : value` lines below it are no rows (a UHBD run log read as a 3-column table).
+#[test]
+fn a_title_set_off_by_a_blank_line_is_no_header() {
+    let log = "\n UNIVERSITY OF HOUSTON BROWNIAN DYNAMICS  (Release experimental)\n\n\
+               \x20  AUTHORS                 : Jeffry Madura\n\
+               \x20                         : Malcolm Davis\n\
+               \x20                         : Rebecca Wade\n\
+               \x20  date/time               : 27-Jan-2002  10:10:15 CST\n";
+    let lines: Vec<&str> = log.split('\n').collect();
+    assert!(find_header(&lines).is_none(), "{:?}", find_header(&lines));
+    // The same words right above rows are a header.
+    let ps = "USER PID %CPU %MEM COMMAND\nroot 1 0.0 0.1 init\nroot 2 0.0 0.0 kthreadd\nroot 3 0.1 0.0 ksoftirqd\n";
+    let lines: Vec<&str> = ps.split('\n').collect();
+    assert_eq!(find_header(&lines).map(|h| h.0), Some(0));
+}
+
 #[test]
 fn a_header_of_any_case_over_rows_of_numbers_is_a_table() {
     let iostat = "Device            r/s     w/s     rkB/s     wkB/s  %util\n\
