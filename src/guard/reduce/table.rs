@@ -57,6 +57,16 @@ pub fn looks_like_csv(nonblank: &[&str]) -> bool {
             >= sample.len() * 8
 }
 
+/// True for a rule drawn under a header or between rows (`+++-==============-=====`,
+/// `----- -----`, `|---|---|`): only `+ - = | :` and spaces, three dashes or equals signs at
+/// least. It is no row.
+pub fn is_rule(line: &str) -> bool {
+    let t = line.trim();
+    t.chars()
+        .all(|c| matches!(c, '+' | '-' | '|' | '=' | ':' | ' '))
+        && t.chars().filter(|c| matches!(c, '-' | '=')).count() >= 3
+}
+
 /// A header found in the first lines: its 0-based line index and its columns (char offset, name).
 pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
     for (i, l) in lines.iter().enumerate().take(10) {
@@ -341,7 +351,7 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
     let names: Vec<String> = cols.iter().map(|(_, n)| n.clone()).collect();
     // Left-aligned columns (kubectl, systemctl, dpkg) split by header offsets; others by whitespace.
     let body: Vec<usize> = (body_start..lines.len())
-        .filter(|&i| !lines[i].trim().is_empty())
+        .filter(|&i| !lines[i].trim().is_empty() && !is_rule(lines[i]))
         .collect();
     let aligned = !csv && aligned(&lines, &body, &cols);
     let mut rows: Vec<(usize, Vec<String>)> = Vec::new();

@@ -377,7 +377,8 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
         if l.trim().is_empty() {
             continue;
         }
-        if i <= hdr {
+        // The header and a rule under it (dpkg's `+++-====-===`) are no rows.
+        if i <= hdr || table::is_rule(l) {
             b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
             continue;
         }
