@@ -189,3 +189,23 @@ fn years_in_a_row_are_a_header_and_a_number_alone_makes_a_row() {
     assert!(!first_line_is_row(&["country", "1990", "1991", "1992"]));
     assert!(!first_line_is_row(&["path", "digest", "size"]));
 }
+
+/// Rules drawn under a header or between rows are no rows; a row of dashes in a cell is.
+#[test]
+fn rules_are_no_rows() {
+    for l in [
+        "+++-==============-============-============-=======",
+        "----- ----------- ------",
+        "|---|:---:|",
+    ] {
+        assert!(is_rule(l), "{l}");
+    }
+    for l in [
+        "ii  bash  5.2.15-2+b7  amd64  GNU Bourne Again SHell",
+        "--",
+        "-+-",
+        "",
+    ] {
+        assert!(!is_rule(l), "{l}");
+    }
+}
