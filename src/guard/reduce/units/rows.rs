@@ -17,7 +17,7 @@ fn run_cells(line: &str) -> Option<(char, Vec<String>)> {
     {
         return None;
     }
-    if t.matches('|').count() >= 3 {
+    if t.matches('|').count() >= 3 && !inside_brackets(t, '|') {
         let cells: Vec<String> = t
             .trim_matches('|')
             .split('|')
@@ -32,6 +32,25 @@ fn run_cells(line: &str) -> Option<(char, Vec<String>)> {
         ));
     }
     None
+}
+
+/// True when a delimiter `d` of `t` stands inside parentheses or brackets: an or of flags or
+/// a call's arguments (`openat(AT_FDCWD, "/etc/x", O_RDONLY|O_CLOEXEC|O_DIRECTORY) = -1
+/// ENOENT`, strace), not a cell border. Text inside double quotes is a cell's, not counted
+/// (`a,"[1, 2]",b` is three cells).
+fn inside_brackets(t: &str, d: char) -> bool {
+    let (mut depth, mut quoted) = (0i32, false);
+    for c in t.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            _ if quoted => {}
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            c if c == d && depth > 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Lines above a table's first row searched for a comment naming its columns.
@@ -215,6 +234,10 @@ pub(super) fn aligned_runs(b: &mut Builder, all: &[&str]) {
 fn delimiter(lines: &[&str]) -> Option<char> {
     let mut best: Option<(char, usize)> = None;
     for d in [',', '\t', ';', '|'] {
+        // Bars and commas inside a call's parentheses split no cells (strace's lines).
+        if d != '\t' && lines.first().is_some_and(|l| inside_brackets(l, d)) {
+            continue;
+        }
         let counts: Vec<usize> = lines
             .iter()
             .take(20)

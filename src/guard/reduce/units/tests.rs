@@ -779,3 +779,34 @@ fn records_are_written_with_the_escapes_their_text_uses() {
         "{shown:?}"
     );
 }
+
+/// Bars inside parentheses or brackets or a flags' or (strace's `O_RDONLY|O_CLOEXEC|…`): the
+/// lines are no pipe-separated table, and their text names no column.
+#[test]
+fn bars_inside_parentheses_make_no_table() {
+    let mut text = String::new();
+    for i in 0..6 {
+        text.push_str(&format!(
+            "16408 openat(AT_FDCWD, \"/etc/d{i}/\", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY) = -1 ENOENT (No such file or directory)\n"
+        ));
+    }
+    let u = build(&text, Kind::Lines);
+    assert!(
+        u.units.iter().all(|x| x.fields.is_empty()),
+        "{:?}",
+        u.fields
+    );
+    // A pipe-separated export is still one.
+    let psv = "id|name|state|size\n1|a|up|10\n2|b|down|20\n3|c|up|30\n4|d|up|40\n";
+    let u = build(psv, Kind::Lines);
+    assert!(u.fields.iter().any(|f| f.name == "state"), "{:?}", u.fields);
+}
+
+/// A comma inside a quoted cell's brackets still splits the line's other cells.
+#[test]
+fn a_quoted_cell_with_brackets_keeps_its_csv() {
+    let csv = "1,\"[1, 2]\",up\n2,\"[3, 4]\",down\n3,\"[5]\",up\n4,\"[6, 7]\",up\n";
+    let u = build(csv, Kind::Csv);
+    assert!(u.structured);
+    assert_eq!(u.fields.len(), 3, "{:?}", u.fields);
+}
