@@ -242,28 +242,22 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
             ),
             MUST,
         ));
+        let mut changed_files = String::new();
+        if !files.is_empty() {
+            changed_files = format!(
+                ": {} file changes to {} distinct files",
+                count(files.len()),
+                count(distinct.len())
+            );
+        }
+        if patches {
+            changed_files += &format!(", lines added {}, removed {}", count(add), count(del));
+        }
         status = format!(
-            "{what} of {} commits, newest first as listed ({} first, {} last){}.",
+            "{what} of {} commits, newest first as listed ({} first, {} last){changed_files}.",
             count(commits.len()),
             commits[0].hash,
             commits[commits.len() - 1].hash,
-            if patches {
-                format!(
-                    ": {} file changes to {} distinct files, lines added {}, removed {}",
-                    count(files.len()),
-                    count(distinct.len()),
-                    count(add),
-                    count(del)
-                )
-            } else if files.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ": {} file changes to {} distinct files",
-                    count(files.len()),
-                    count(distinct.len())
-                )
-            }
         );
         // One fact per commit: what it is and which files it changed, those the question's
         // words match first. The commits it matches (subject or any file's name, shown or

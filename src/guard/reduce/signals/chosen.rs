@@ -611,24 +611,26 @@ mod tests {
         assert!(picked(&u, &d, &Query::new("which pods are not Pending?")).is_empty());
     }
 
+    /// A pretty-printed JSON array of `n` crates (`crate0`, …) with the licence `license(i)`.
+    fn crates(n: usize, license: impl Fn(usize) -> &'static str) -> String {
+        let recs: Vec<_> = (0..n)
+            .map(|i| serde_json::json!({ "name": format!("crate{i}"), "license": license(i) }))
+            .collect();
+        serde_json::to_string_pretty(&recs).unwrap()
+    }
+
     /// Too many records of other values to show each: the values they hold are counted, the
     /// most held first, and a choice that offers a listed licence is no other (when the strict
     /// reading picks too many).
     #[test]
     fn many_records_set_aside_are_told_by_the_values_they_hold() {
-        let recs: Vec<_> = (0..400)
-            .map(|i| {
-                let license = match i {
-                    _ if i % 20 == 3 => "Unicode-3.0",
-                    _ if i % 50 == 7 => "ISC",
-                    _ if i % 10 == 5 => "MIT OR Zlib",
-                    _ if i % 2 == 0 => "MIT OR Apache-2.0",
-                    _ => "MIT",
-                };
-                serde_json::json!({ "name": format!("crate{i}"), "license": license })
-            })
-            .collect();
-        let text = serde_json::to_string_pretty(&recs).unwrap();
+        let text = crates(400, |i| match i {
+            _ if i % 20 == 3 => "Unicode-3.0",
+            _ if i % 50 == 7 => "ISC",
+            _ if i % 10 == 5 => "MIT OR Zlib",
+            _ if i % 2 == 0 => "MIT OR Apache-2.0",
+            _ => "MIT",
+        });
         let u = build(&text, Kind::Json);
         let d = field_dists(&u);
         let q = Query::new("which crates have licenses other than MIT/Apache-2.0?");
@@ -649,19 +651,13 @@ mod tests {
 
     #[test]
     fn a_list_the_question_sets_aside_picks_the_records_of_any_other_value() {
-        let recs: Vec<_> = (0..30)
-            .map(|i| {
-                let license = match i {
-                    4 => "Apache-2.0 OR BSL-1.0",
-                    17 => "(MIT OR Apache-2.0) AND Unicode-DFS-2016",
-                    _ if i % 3 == 0 => "Unlicense/MIT",
-                    _ if i % 3 == 1 => "MIT OR Apache-2.0",
-                    _ => "MIT",
-                };
-                serde_json::json!({ "name": format!("crate{i}"), "license": license })
-            })
-            .collect();
-        let text = serde_json::to_string_pretty(&recs).unwrap();
+        let text = crates(30, |i| match i {
+            4 => "Apache-2.0 OR BSL-1.0",
+            17 => "(MIT OR Apache-2.0) AND Unicode-DFS-2016",
+            _ if i % 3 == 0 => "Unlicense/MIT",
+            _ if i % 3 == 1 => "MIT OR Apache-2.0",
+            _ => "MIT",
+        });
         let u = build(&text, Kind::Json);
         let d = field_dists(&u);
         let q = Query::new("Do any crates use licenses other than plain MIT/Apache-2.0/Unlicense?");
