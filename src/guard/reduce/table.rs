@@ -11,6 +11,9 @@ use regex::Regex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
+mod cells;
+pub use cells::{layout, split_row, Layout};
+
 static LS_ROW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^([-dlcbpsD])([rwxsStT-]{9})[.+@]?\s+\d+\s+\S+\s+\S+\s+(\d+)\s+\w{3}\s+\d+\s+[\d:]+\s+(.*)$").unwrap()
 });
@@ -199,74 +202,6 @@ fn numeric_row(r: &str) -> bool {
     words.len() >= 3 && nums * 2 >= words.len()
 }
 
-/// Whether the rows `body` (0-based indices into `lines`) are left-aligned under the header
-/// columns `cols` (kubectl, systemctl, dpkg): each column's first character starts a value in
-/// at least 60% of the first 40 rows. Aligned rows split by the header's offsets, others by
-/// whitespace.
-pub fn aligned(lines: &[&str], body: &[usize], cols: &[(usize, String)]) -> bool {
-    let probe: Vec<&usize> = body.iter().take(40).collect();
-    let ok = probe
-        .iter()
-        .filter(|&&&i| {
-            let ch: Vec<char> = lines[i].chars().collect();
-            cols.iter().skip(1).all(|(s, _)| {
-                *s < ch.len() && *s > 0 && ch[s - 1].is_whitespace() && !ch[*s].is_whitespace()
-            })
-        })
-        .count();
-    ok * 10 >= probe.len() * 6
-}
-
-/// The cells of one table row under the header columns `cols` (from [`find_header`]): by the
-/// columns' offsets when `aligned` (see [`aligned`]), else by whitespace (the last cell takes
-/// the rest of the line).
-pub fn split_row(line: &str, cols: &[(usize, String)], aligned: bool) -> Vec<String> {
-    if aligned {
-        split_fixed(line, cols)
-    } else {
-        split_ws(line, cols.len())
-    }
-}
-
-fn split_fixed(line: &str, cols: &[(usize, String)]) -> Vec<String> {
-    let chars: Vec<char> = line.chars().collect();
-    let mut out = Vec::new();
-    for (k, (s, _)) in cols.iter().enumerate() {
-        let mut s = (*s).min(chars.len());
-        // A value that overflowed from the previous column: start after it.
-        while k > 0
-            && s > 0
-            && s < chars.len()
-            && !chars[s - 1].is_whitespace()
-            && !chars[s].is_whitespace()
-        {
-            s += 1;
-        }
-        let e = cols
-            .get(k + 1)
-            .map_or(chars.len(), |(e, _)| (*e).min(chars.len()))
-            .max(s);
-        out.push(chars[s..e].iter().collect::<String>().trim().to_string());
-    }
-    out
-}
-
-fn split_ws(line: &str, n: usize) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut rest = line.trim_start();
-    while out.len() + 1 < n {
-        match rest.find(char::is_whitespace) {
-            Some(p) => {
-                out.push(rest[..p].to_string());
-                rest = rest[p..].trim_start();
-            }
-            None => break,
-        }
-    }
-    out.push(rest.trim_end().to_string());
-    out
-}
-
 /// Parses "3.7", "15%", "25181Mi", "5039m", "7:53.61", "2.1G" as a number for ranking.
 pub fn num(v: &str) -> Option<f64> {
     let v = v.trim();
@@ -349,11 +284,12 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
     let body_start = if headerless { hidx } else { hidx + 1 };
     let ncols = cols.len();
     let names: Vec<String> = cols.iter().map(|(_, n)| n.clone()).collect();
-    // Left-aligned columns (kubectl, systemctl, dpkg) split by header offsets; others by whitespace.
+    // Left-aligned columns (kubectl, systemctl, dpkg) split by header offsets, right-aligned
+    // ones beside values of several words by the names' spans, others by whitespace.
     let body: Vec<usize> = (body_start..lines.len())
         .filter(|&i| !lines[i].trim().is_empty() && !is_rule(lines[i]))
         .collect();
-    let aligned = !csv && aligned(&lines, &body, &cols);
+    let layout = (!csv).then(|| layout(&lines, &body, &cols));
     let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
     let mut other: Vec<usize> = Vec::new();
     for &i in &body {
@@ -362,10 +298,8 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
             l.split(',')
                 .map(|s| s.trim().to_string())
                 .collect::<Vec<_>>()
-        } else if aligned {
-            split_fixed(l, &cols)
         } else {
-            split_ws(l, ncols)
+            split_row(l, &cols, layout.unwrap_or(Layout::Words))
         };
         let plausible = if csv {
             fields.len() == ncols

@@ -42,8 +42,9 @@ pub fn number(v: &str) -> Option<f64> {
     if v.is_empty() || v.len() > 24 {
         return None;
     }
-    // Scientific notation as written (`4.20576e-46`, `1e-9`), finite only (not `inf`, `NaN`).
-    if v.contains(['e', 'E']) && v.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+    // Scientific notation as written (`4.20576e-46`, `1e-9`, Fortran's `-.11424513E+04`), finite only (not `inf`, `NaN`).
+    if v.contains(['e', 'E']) && v.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+    {
         if let Ok(x) = v.parse::<f64>() {
             return x.is_finite().then_some(x);
         }

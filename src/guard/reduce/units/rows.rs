@@ -213,9 +213,9 @@ pub(super) fn aligned_runs(b: &mut Builder, all: &[&str]) {
                 })
                 .collect();
             let ids: Vec<usize> = names.iter().map(|n| b.field(n)).collect();
-            let aligned = table::aligned(all, &body, &cols);
+            let layout = table::layout(all, &body, &cols);
             for r in body {
-                let cells = table::split_row(all[r].trim_end_matches('\r'), &cols, aligned);
+                let cells = table::split_row(all[r].trim_end_matches('\r'), &cols, layout);
                 let u = at[&(r + 1)];
                 b.units[u].fields = ids
                     .iter()
@@ -391,7 +391,7 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
     let body: Vec<usize> = (hdr + 1..all.len())
         .filter(|&i| !all[i].trim().is_empty())
         .collect();
-    let aligned = table::aligned(&all, &body, &cols);
+    let layout = table::layout(&all, &body, &cols);
     for (i, raw) in all.iter().enumerate() {
         if b.units.len() >= MAX_UNITS {
             break;
@@ -405,7 +405,7 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
             b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
             continue;
         }
-        let cells = table::split_row(l, &cols, aligned);
+        let cells = table::split_row(l, &cols, layout);
         let u = b.push(i + 1, keep_line(l), UnitKind::Record, String::new());
         b.units[u].fields = ids.iter().copied().zip(cells).collect();
     }
