@@ -457,7 +457,8 @@ pub(super) fn distinct(
         match prev {
             None => {}
             Some(p) if *first == p + 1 => out.push_str(", "),
-            Some(_) => out.push_str(" … "),
+            // The file follows a member with a comma when another comes after it.
+            Some(_) => out.push_str(", … "),
         }
         out.push_str(text);
         prev = Some(*last);

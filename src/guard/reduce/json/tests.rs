@@ -342,7 +342,8 @@ fn a_compact_files_record_is_shown_as_the_file_spaces_json() {
 }
 
 /// A record shown by the leaves that set it apart says where it leaves leaves out: two pairs
-/// written side by side are side by side in the file.
+/// written side by side are side by side in the file, and a pair followed by left-out ones
+/// keeps the comma the file writes after it.
 #[test]
 fn a_records_left_out_leaves_are_marked() {
     let recs: Vec<serde_json::Value> = (0..10)
@@ -364,10 +365,13 @@ fn a_records_left_out_leaves_are_marked() {
     let shown = render::distinct(maps[4], 300, &constant, &q);
     // `node_id` and `event` are the same in every record: left out, and marked.
     assert!(
-        shown.contains("\"id\": 9104 … \"head_branch\": \"release/2.4\""),
+        shown.contains("\"id\": 9104, … \"head_branch\": \"release/2.4\","),
         "{shown}"
     );
-    assert!(shown.contains(" … \"conclusion\": \"failure\""), "{shown}");
+    assert!(
+        shown.contains(", … \"conclusion\": \"failure\"}"),
+        "{shown}"
+    );
     assert!(
         !shown.contains("node_id") && !shown.contains("push"),
         "{shown}"
