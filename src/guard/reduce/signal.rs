@@ -72,6 +72,18 @@ static LS_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|[A-Z][a-z]+Warning\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
 });
+/// A line that labels itself a warning (`Package auxhook Warning: Cannot patch`, `l.54 ---
+/// TeX4ht warning --- File … not found ---`, `x.c:3:1: warning: cannot …`, `[warning]`,
+/// `UserWarning`): what it reports (`cannot`, `not found`) is the warning's text, not an
+/// error of its own.
+static WARN_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bwarning\s*(?::|---|!)|\[warn(?:ing)?\]|^\s*warn(?:ing)?\b|(?-i:[A-Z][a-z]+Warning\b)").unwrap()
+});
+/// A line that labels itself an error (`error:`, `ERROR`, `[fatal]`, `Build failed:`): a warning
+/// label on it does not make it a warning.
+static ERROR_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:error|fatal|failure|failed)\s*(?::|---|!)|[\[<](?:error|fatal|err|crit)[\]>]|(?-i:\b(?:ERROR|FATAL|CRITICAL)\b)").unwrap()
+});
 static TOTALS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\btests? run:\s*\d+|(?:^|[\s,;(\[])\d+ (passed|failed)(?:$|[^:\w])|^\s*tests?:\s+\d|\btest result:|\bran \d+ tests?\b|\bbuild (success|failure|failed|successful)\b|\b\d+ examples?, \d+ failures?|\btest suites?:\s+\d|^(ok|fail|failed)\s*(\(|\t)|\b\d+ (tests?|specs?) (completed|passed|failed)").unwrap()
 });
@@ -291,6 +303,9 @@ pub fn severity(line: &str) -> Severity {
         };
     }
     let err = level_error(line) || named_error(line) || word_match(&WORD_ERROR, line);
+    if err && WARN_LABEL.is_match(line) && !ERROR_LABEL.is_match(line) {
+        return Severity::Warn;
+    }
     if err {
         // "errors=0, failed: 0" alone is a clean report, not an error; nor is a name.
         let stripped = ZERO_COUNT.replace_all(line, "");
@@ -390,6 +405,25 @@ mod tests {
     /// An error or exception class starts with a capital (`IOError`,
     /// `java.lang.IllegalStateException`); a method whose name ends in the word
     /// (`processCompositionError`, `onError`: an R8 mapping's members) names no error.
+    #[test]
+    fn a_line_that_labels_itself_a_warning_is_a_warning() {
+        for l in [
+            "Package auxhook Warning: Cannot patch \\document,",
+            "l.54 --- TeX4ht warning --- File `\"images//LMB.xbb\"' not found ---",
+            "src/a.c:3:1: warning: cannot inline 'f'",
+            "[warning] unable to reach the mirror, using the cache",
+        ] {
+            assert_eq!(severity(l), Severity::Warn, "{l}");
+        }
+        for l in [
+            "src/a.c:9:2: error: cannot find 'g' (warning: treated as error)",
+            "Package foo Warning: retrying; ERROR: connection refused",
+            "Build failed: warning: 3 tests skipped",
+        ] {
+            assert_eq!(severity(l), Severity::Error, "{l}");
+        }
+    }
+
     #[test]
     fn a_method_named_for_an_error_is_no_error() {
         assert_eq!(
