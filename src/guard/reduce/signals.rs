@@ -548,7 +548,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
     // Slots of line templates ("took 350ms", "pause 12.5ms").
     for (ti, t) in u.templates.iter().enumerate() {
-        if t.count < MIN_FIELD_UNITS || t.shaped {
+        if t.count < extremes::MIN_NAMED_UNITS || t.shaped {
             continue;
         }
         let tt: Vec<&str> = t.text.split(' ').collect();
@@ -572,7 +572,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 for (p, tok) in unit.text.split_whitespace().enumerate().take(tt.len()) {
                     if tt[p] == "<*>" {
                         if k == slot {
-                            val = number(tok).filter(|_| !extremes::line_ref(tok));
+                            val = fields::slot_number(tok).filter(|_| !extremes::line_ref(tok));
                         } else if number(tok).is_none() && !tok.chars().any(|c| c.is_ascii_digit())
                         {
                             words.push(tok.to_string());

@@ -201,6 +201,9 @@ fn measure_like(name: &str) -> bool {
 
 /// The weight of a numeric field's extremes and its top units, or `None` when its extremes
 /// mean nothing (too few values, all equal, ids, monotonic sequences such as timestamps).
+/// Fewest values of a measure the question names for [`extreme_field`] to rank them.
+pub(super) const MIN_NAMED_UNITS: usize = 4;
+
 pub(super) fn extreme_field(
     name: &str,
     mut vals: Vec<(f64, usize)>,
@@ -210,7 +213,16 @@ pub(super) fn extreme_field(
     top_n: usize,
     ranked: bool,
 ) -> Option<(f64, Vec<(f64, usize)>)> {
-    if vals.len() < MIN_FIELD_UNITS || ordinal_name(name) {
+    let name_terms = tokenize(name);
+    let named = name_terms.iter().filter(|t| q.names_word(t)).count();
+    // A measure the question names is ranked among fewer values (the six `Overfull \hbox
+    // (973.2854pt too wide)` lines of a LaTeX log, asked which is widest).
+    let fewest = if named > 0 {
+        MIN_NAMED_UNITS
+    } else {
+        MIN_FIELD_UNITS
+    };
+    if vals.len() < fewest || ordinal_name(name) {
         return None;
     }
     // Rising in input order: a sequence or a clock (a column sorted largest first, as `ps`
@@ -232,8 +244,6 @@ pub(super) fn extreme_field(
     if measure_like(name) {
         w = 0.8;
     }
-    let name_terms = tokenize(name);
-    let named = name_terms.iter().filter(|t| q.names_word(t)).count();
     if named > 0 {
         // Of `minLatency`, `maxLatency`, `avgLatency`, the one whose every word the intent
         // names ("the worst maximum latency") first.

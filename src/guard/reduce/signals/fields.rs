@@ -81,6 +81,26 @@ pub fn number(v: &str) -> Option<f64> {
     Some(n * mult)
 }
 
+/// [`number`], or a number followed by a unit it does not know, of one to three letters
+/// (`973.2854pt`, `-3dB`, `12ops`), read as the number alone: the slot of one line template
+/// writes one unit, so its values compare as written. Not an ordinal (`2nd`, `21st`).
+pub fn slot_number(v: &str) -> Option<f64> {
+    if let Some(x) = number(v) {
+        return Some(x);
+    }
+    let v = v
+        .trim()
+        .trim_matches(['"', '\'', '(', ')', '[', ']', ',', ';']);
+    let end = v.find(|c: char| c.is_ascii_alphabetic())?;
+    let (n, unit) = v.split_at(end);
+    let ordinal = matches!(unit, "st" | "nd" | "rd" | "th");
+    if unit.len() > 3 || ordinal || !unit.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let x = number(n)?;
+    (!n.ends_with(['.', '-', ','])).then_some(x)
+}
+
 /// Value counts of one field (or one template slot) over the units that have it.
 #[derive(Debug, Clone)]
 pub struct Dist {
