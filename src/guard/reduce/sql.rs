@@ -40,6 +40,84 @@ pub fn looks_like_sql(nonblank: &[&str]) -> bool {
         })
 }
 
+/// Constraint words a column list's entry may start with instead of a column name.
+const CONSTRAINTS: &[&str] = &[
+    "CONSTRAINT",
+    "PRIMARY",
+    "FOREIGN",
+    "UNIQUE",
+    "CHECK",
+    "EXCLUDE",
+];
+
+/// The column names of the CREATE TABLE statement that starts `stmt`'s first line: the first
+/// word of each entry between the parentheses after the table name, split at the commas
+/// outside nested parentheses, whether the statement is on one line (SQLite's `.dump`) or one
+/// column per line (pg_dump). Constraint entries are skipped; reading stops at the closing
+/// parenthesis or the statement's `;`. Empty when no parenthesis opens the list (`CREATE
+/// TABLE t AS SELECT …`, `PARTITION OF`).
+fn table_columns(stmt: &[&str]) -> Vec<String> {
+    let mut cols = Vec::new();
+    let mut depth = 0usize;
+    let mut entry = String::new();
+    let mut push = |entry: &mut String| {
+        if let Some(w) = entry.split_whitespace().next() {
+            let w = w.trim_matches(['"', '`', '[', ']']);
+            if !w.is_empty()
+                && !w.starts_with('\'')
+                && !CONSTRAINTS.contains(&w.to_ascii_uppercase().as_str())
+            {
+                cols.push(w.to_string());
+            }
+        }
+        entry.clear();
+    };
+    // A child table or a query's result has no column list of its own.
+    let head = stmt.first().map_or(String::new(), |l| {
+        l.split('(').next().unwrap_or("").to_ascii_uppercase()
+    });
+    if head.contains(" PARTITION OF ") || head.contains(" AS ") {
+        return cols;
+    }
+    for (k, line) in stmt.iter().enumerate() {
+        let mut in_quote = false;
+        for c in line.chars() {
+            match c {
+                '\'' => {
+                    in_quote = !in_quote;
+                    if depth > 0 {
+                        entry.push(c);
+                    }
+                }
+                _ if in_quote => entry.push(c),
+                '(' => {
+                    depth += 1;
+                    if depth > 1 {
+                        entry.push(c);
+                    }
+                }
+                ')' if depth > 0 => {
+                    depth -= 1;
+                    if depth == 0 {
+                        push(&mut entry);
+                        return cols;
+                    }
+                    entry.push(c);
+                }
+                ',' if depth == 1 => push(&mut entry),
+                ';' if depth == 0 => return cols,
+                _ if depth > 0 => entry.push(c),
+                _ => {}
+            }
+        }
+        if k == 0 && depth == 0 && line.trim_end().ends_with(';') {
+            return cols;
+        }
+        entry.push(' ');
+    }
+    cols
+}
+
 /// Reduces an SQL dump.
 pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
     let lines: Vec<&str> = text.split('\n').collect();
@@ -77,23 +155,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
                 .or_default()
                 .push((i, name.clone()));
             if ty == "TABLE" {
-                let mut cols = Vec::new();
-                let mut j = i + 1;
-                while j < lines.len() && j < i + 200 {
-                    let t = lines[j].trim();
-                    if t.starts_with(')') || t.is_empty() {
-                        break;
-                    }
-                    if let Some(w) = t.split_whitespace().next() {
-                        let up = w.to_ascii_uppercase();
-                        if !["CONSTRAINT", "PRIMARY", "FOREIGN", "UNIQUE", "CHECK"]
-                            .contains(&up.as_str())
-                        {
-                            cols.push(w.trim_end_matches(',').to_string());
-                        }
-                    }
-                    j += 1;
-                }
+                let cols = table_columns(&lines[i..lines.len().min(i + 200)]);
                 tables.push((i, name, cols));
             }
         } else if let Some(c) = INSERT.captures(l) {
@@ -181,9 +243,9 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         // Columns only for the tables the intent is about; the others by their CREATE line.
         let text = if scores[k] >= 0.5 {
             format!(
-                "{} -- columns: {}",
-                show_line(lines[*i].trim_end()),
-                show_line_max(&cols.join(", "), 160)
+                "[columns: {}] {}",
+                show_line_max(&cols.join(", "), 160),
+                show_line(lines[*i].trim_end())
             )
         } else {
             show_line(lines[*i].trim_end())
@@ -258,6 +320,26 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
 mod tests {
     use super::*;
     use crate::guard::reduce::rank::Query;
+
+    #[test]
+    fn columns_of_a_table_written_on_one_line_are_its_own() {
+        let stmt = [
+            "CREATE TABLE hints (  hintid INTEGER PRIMARY KEY AUTOINCREMENT,  score REAL DEFAULT 0.0,  type INTEGER CHECK( type >=0 AND type < 17) NOT NULL,  strand TEXT CHECK( strand IN ('+','-','.') ) DEFAULT '.',  FOREIGN KEY (speciesid,seqnr) REFERENCES seqnames(speciesid,seqnr));",
+            "INSERT INTO hints VALUES(1,3,3,'w2h',562,571,15.0,6,'.','.',4,'',15,'W');",
+        ];
+        assert_eq!(table_columns(&stmt), ["hintid", "score", "type", "strand"]);
+        let pg = [
+            "CREATE TABLE public.t (",
+            "    id integer,",
+            "    \"Name\" text,",
+            "    CONSTRAINT t_pk PRIMARY KEY (id)",
+            ");",
+            "INSERT INTO public.t VALUES (1, 'a');",
+        ];
+        assert_eq!(table_columns(&pg), ["id", "Name"]);
+        let child = ["CREATE TABLE public.p_2024 PARTITION OF public.p FOR VALUES IN ('x');"];
+        assert!(table_columns(&child).is_empty());
+    }
 
     #[test]
     fn lists_tables_and_partitions() {
