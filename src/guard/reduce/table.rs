@@ -301,10 +301,12 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
         } else {
             split_row(l, &cols, layout.unwrap_or(Layout::Words))
         };
-        let plausible = if csv {
-            fields.len() == ncols
-        } else {
-            l.split_whitespace().count() >= ncols
+        // Cut by offsets or spans, a row may leave cells empty (lsof's `TID`); cut by
+        // whitespace, it fills every column.
+        let plausible = match layout {
+            None => fields.len() == ncols,
+            Some(Layout::Words) => l.split_whitespace().count() >= ncols,
+            Some(_) => fields.iter().filter(|f| !f.is_empty()).count() * 2 >= ncols.max(4),
         };
         if plausible && !l.starts_with("+++-") {
             rows.push((i, fields));

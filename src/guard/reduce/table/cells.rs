@@ -27,9 +27,10 @@ pub enum Layout {
 /// `cols` (char offset, name; from [`super::find_header`]):
 /// - [`Layout::Fixed`] when each column's first character starts a value in at least 60% of
 ///   the first [`PROBE_ROWS`] rows;
-/// - else [`Layout::Spans`] when the rows have more words than columns and cutting them by
-///   span gives more columns that are numbers in 80% of the rows than cutting by whitespace
-///   does (a value of two words pushed the numbers after it one column right);
+/// - else [`Layout::Spans`] when most rows have fewer words than columns (an empty cell:
+///   lsof's `TID`), or more, and cutting them by span gives more columns that are numbers in
+///   80% of the rows than cutting by whitespace does (a value of two words pushed the numbers
+///   after it one column right);
 /// - else [`Layout::Words`].
 pub fn layout(lines: &[&str], body: &[usize], cols: &[(usize, String)]) -> Layout {
     let probe: Vec<&str> = body
@@ -49,12 +50,17 @@ pub fn layout(lines: &[&str], body: &[usize], cols: &[(usize, String)]) -> Layou
     if starts * 10 >= probe.len() * 6 {
         return Layout::Fixed;
     }
-    let wider = probe
-        .iter()
-        .filter(|l| l.split_whitespace().count() > cols.len())
-        .count();
-    if probe.is_empty() || wider * 2 < probe.len() {
+    // Rows of as many words as columns cut alike either way.
+    let words: Vec<usize> = probe.iter().map(|l| l.split_whitespace().count()).collect();
+    let other = words.iter().filter(|&&w| w != cols.len()).count();
+    if probe.is_empty() || other * 2 < probe.len() {
         return Layout::Words;
+    }
+    // Fewer words than columns: a cell is empty (lsof's `TID`, netstat's `State` of a UDP
+    // socket), and cutting by whitespace would pull every value after it one column left.
+    let fewer = words.iter().filter(|&&w| w < cols.len()).count();
+    if fewer * 2 >= probe.len() {
+        return Layout::Spans;
     }
     let numeric_columns = |split: &dyn Fn(&str) -> Vec<String>| {
         let cells: Vec<Vec<String>> = probe.iter().map(|l| split(l)).collect();
@@ -239,6 +245,28 @@ mod tests {
             assert_eq!(cells[10], cmd);
             assert_eq!(cells[2], cpu);
         }
+    }
+
+    #[test]
+    fn an_empty_cell_pulls_no_value_into_the_column_before_it() {
+        let header =
+            "COMMAND     PID   TID TASKCMD   USER   FD      TYPE             DEVICE  SIZE/OFF     NODE NAME";
+        let rows = [
+            "systemd       1                 root  cwd       DIR              254,0      4096        2 /",
+            "systemd       1                 root  txt       REG              254,0   1589552  1052938 /usr/lib/systemd/systemd",
+            "toolsum   23156 23157 toolsum-m root   11u     unix 0x00000000e2006e00       0t0  2002470 /tmp/t.sock type=STREAM (LISTEN)",
+            "sshd        812                 root    3u     IPv4              21417       0t0      TCP *:22 (LISTEN)",
+        ];
+        let c = cols(header);
+        let body: Vec<usize> = (0..rows.len()).collect();
+        assert_eq!(layout(&rows, &body, &c), Layout::Spans);
+        let cells = split_row(rows[1], &c, Layout::Spans);
+        assert_eq!(
+            &cells[..8],
+            ["systemd", "1", "", "", "root", "txt", "REG", "254,0"]
+        );
+        let cells = split_row(rows[2], &c, Layout::Spans);
+        assert_eq!((cells[2].as_str(), cells[6].as_str()), ("23157", "unix"));
     }
 
     #[test]
