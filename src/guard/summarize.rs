@@ -600,16 +600,18 @@ pub fn summarize_focused(
                         // the premise restated, not what the excerpts say.
                         let call = format!("{} {}", input.tool, input.args.unwrap_or(""));
                         let view = excerpts.join("\n");
-                        let cited: String = ids
+                        let cited_list: Vec<&str> = ids
                             .iter()
                             .filter_map(|i| i.parse::<usize>().ok())
                             .filter_map(|i| excerpts.get(i.wrapping_sub(1)))
                             .map(String::as_str)
-                            .collect::<Vec<_>>()
-                            .join("\n");
+                            .collect();
+                        let cited = cited_list.join("\n");
+                        let intent = input.intent.unwrap_or("");
                         if status_consistent(&st, red.failed)
                             && has_substance(&st, input.text, &view, &asked)
                             && model::cites(&st, &cited, &call)
+                            && model::one_place(&st, &cited_list, input.text, intent)
                         {
                             status = clip_tokens(&st, 80, counter);
                         } else {
@@ -621,7 +623,10 @@ pub fn summarize_focused(
                         // Decisions and Open questions meet the Status's citation rule; a
                         // Next action must not contradict the reduction either.
                         let mut cited_only = |t: String| {
-                            if t.is_empty() || model::cites(&t, &cited, &call) {
+                            if t.is_empty()
+                                || model::cites(&t, &cited, &call)
+                                    && model::one_place(&t, &cited_list, input.text, intent)
+                            {
                                 t
                             } else {
                                 dropped += 1;

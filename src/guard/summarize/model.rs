@@ -186,6 +186,90 @@ pub fn clean_status(st: &str, dropped: &mut usize) -> String {
     kept.join(" ")
 }
 
+/// Bytes of the output within which a sentence's names must all stand, when no one cited
+/// excerpt holds them all ([`one_place`]): a failing test's name and its assertion a few
+/// lines below it are one place; two records of a JSON-lines output, each a line of 1-2 KB,
+/// are two.
+const PLACE_BYTES: usize = 400;
+
+/// Most occurrences of one name looked at in the output by [`one_place`].
+const MAX_PLACES: usize = 4_096;
+
+/// True when each sentence of a model's `text` says what one place of the output says: the
+/// names it gives (quoted or backticked strings, paths, numbers of three digits or more,
+/// tokens with a digit or `/ . _ : -`, and words of four letters or more that the question
+/// `intent` writes and a cited excerpt holds) all stand in one of the cited `excerpts`, or
+/// within [`PLACE_BYTES`] of each other in the `output` (case ignored), when it gives two
+/// or more. "The tokenizers crate was compiled with features `serde_json` and `lib`" joins
+/// the crate the question names to names that other crates' lines hold, each grounded alone:
+/// dropped (a new user's cargo check, session 39); the Status by rule stands in for it.
+pub fn one_place(text: &str, excerpts: &[&str], output: &str, intent: &str) -> bool {
+    let lower: Vec<String> = excerpts.iter().map(|e| e.to_lowercase()).collect();
+    let mut out_lower: Option<String> = None;
+    crate::guard::ground::split_sentences(text)
+        .iter()
+        .all(|sentence| {
+            let mut named: Vec<String> = crate::guard::ground::claims(sentence)
+                .into_iter()
+                .map(|c| crate::guard::ground::collapse(&c).to_lowercase())
+                .filter(|c| !c.is_empty())
+                .collect();
+            for t in sentence
+                .split(|c: char| {
+                    c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '`' | '\'')
+                })
+                .map(|t| t.trim_end_matches(['.', ':', '!', '?']))
+            {
+                let specific = t.len() >= 3
+                    && t.chars()
+                        .any(|c| c.is_ascii_digit() || matches!(c, '/' | '.' | '_' | ':' | '-'));
+                let lw = t.to_lowercase();
+                let asked = lw.chars().count() >= 4
+                    && lw.chars().all(char::is_alphabetic)
+                    && !super::checks::GENERIC_WORDS.contains(&lw.as_str())
+                    && super::checks::contains_word_ci(intent, &lw)
+                    && lower.iter().any(|e| e.contains(lw.as_str()));
+                if (specific || asked) && !named.contains(&lw) {
+                    named.push(lw);
+                }
+            }
+            if named.len() < 2
+                || lower
+                    .iter()
+                    .any(|e| named.iter().all(|n| e.contains(n.as_str())))
+            {
+                return true;
+            }
+            let hay = out_lower
+                .get_or_insert_with(|| crate::guard::ground::collapse(output).to_lowercase());
+            near_each_other(hay, &named)
+        })
+}
+
+/// True when every one of `names` occurs in `hay` within [`PLACE_BYTES`] of one occurrence
+/// of the first of them that is rarest.
+fn near_each_other(hay: &str, names: &[String]) -> bool {
+    let places: Vec<Vec<usize>> = names
+        .iter()
+        .map(|n| {
+            hay.match_indices(n.as_str())
+                .map(|(p, _)| p)
+                .take(MAX_PLACES)
+                .collect()
+        })
+        .collect();
+    let Some(rarest) = (0..places.len()).min_by_key(|&k| places[k].len()) else {
+        return true;
+    };
+    places[rarest].iter().any(|&p| {
+        let (lo, hi) = (p.saturating_sub(PLACE_BYTES), p + PLACE_BYTES);
+        places.iter().all(|v| {
+            let k = v.partition_point(|&x| x < lo);
+            v.get(k).is_some_and(|&x| x <= hi)
+        })
+    })
+}
+
 /// True when a Status says what the excerpts it cites (`cited`, the chosen excerpts' text) say:
 /// every word of four or more letters in it is one of theirs, one of the call's (`call`: tool
 /// and arguments, not the question, whose words a Status may only restate as a premise: "the
@@ -243,7 +327,7 @@ pub fn cites(status: &str, cited: &str, call: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{cites, pool};
+    use super::{cites, one_place, pool};
     use crate::backend::TokenCounter;
     use crate::guard::reduce::select::{Cand, Channel};
     use crate::guard::reduce::{Item, Section};
@@ -280,6 +364,47 @@ mod tests {
         assert_eq!(lines(pool(&cands, &shown, 1_000, &Words)), [2, 5, 3, 1, 4]);
         // A budget of three excerpts (4 words + 3 each) holds runners-up only.
         assert_eq!(lines(pool(&cands, &shown, 21, &Words)), [2, 5, 3]);
+    }
+
+    #[test]
+    fn a_sentence_names_what_one_excerpt_says() {
+        let excerpts = [
+            r#"L237: {"reason":"compiler-artifact","package_id":"tokenizers@0.23.2","target":{"kind":["lib"]},"features":["fancy-regex"]}"#,
+            r#"L12: {"reason":"compiler-artifact","package_id":"serde_json@1.0.1","target":{"kind":["lib"]},"features":["std"]}"#,
+        ];
+        let intent = "Which features was the tokenizers crate built with?";
+        let output = excerpts.join(&format!("\n{}\n", "x".repeat(600)));
+        assert!(!one_place(
+            "The tokenizers crate was compiled with features `serde_json` and `lib`.",
+            &excerpts,
+            &output,
+            intent
+        ));
+        assert!(one_place(
+            "The tokenizers crate was built with the `fancy-regex` feature.",
+            &excerpts,
+            &output,
+            intent
+        ));
+        // One name alone is checked by the grounding, not here.
+        assert!(one_place(
+            "It built `serde_json`.",
+            &excerpts,
+            &output,
+            intent
+        ));
+        // A test's name and its assertion three lines below: one place of the output.
+        let output = "tests/a.py::test_x FAILED\nlog line\nlog line\nE   AssertionError: expected 200 got 409\n";
+        let excerpts = [
+            "L1: tests/a.py::test_x FAILED",
+            "L4: E   AssertionError: expected 200 got 409",
+        ];
+        assert!(one_place(
+            "The run failed: test_x: AssertionError: expected 200 got 409.",
+            &excerpts,
+            output,
+            "run tests"
+        ));
     }
 
     #[test]
