@@ -72,6 +72,10 @@ static LS_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|[A-Z][a-z]+Warning\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
 });
+/// A compiler's quote of the source line a diagnostic points at (gcc, clang, rustc: ` 1594 |
+/// _mi_os_reset(p, n); // note: cannot use …`): code, whose words (`cannot`, `fail`) are no
+/// error. One bar only: a table row (`  42 | failed | 3`) has more.
+static SOURCE_ECHO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^ {0,6}\d{1,6} \| ").unwrap());
 /// A line that labels itself a warning (`Package auxhook Warning: Cannot patch`, `l.54 ---
 /// TeX4ht warning --- File … not found ---`, `x.c:3:1: warning: cannot …`, `[warning]`,
 /// `UserWarning`): what it reports (`cannot`, `not found`) is the warning's text, not an
@@ -280,6 +284,7 @@ pub fn severity(line: &str) -> Severity {
         || LS_ENTRY.is_match(line)
         || column_header(line)
         || line.len() <= 120 && SETTING.is_match(line)
+        || SOURCE_ECHO.is_match(line) && line.matches(" | ").count() == 1
     {
         return Severity::None;
     }
@@ -405,6 +410,18 @@ mod tests {
     /// An error or exception class starts with a capital (`IOError`,
     /// `java.lang.IllegalStateException`); a method whose name ends in the word
     /// (`processCompositionError`, `onError`: an R8 mapping's members) names no error.
+    #[test]
+    fn a_compilers_quote_of_the_source_is_no_error() {
+        for l in [
+            " 1594 |     _mi_os_reset(decommit_start, decommit_size);   // note: cannot use segment_decommit",
+            "  331 | #define mi_assert(expr)     ((expr) ? (void)0 : _mi_assert_fail(#expr,__FILE__))",
+            "12 |     panic!(\"failed to open\");",
+        ] {
+            assert_eq!(severity(l), Severity::None, "{l}");
+        }
+        assert_eq!(severity("  42 | failed | 3"), Severity::Error);
+    }
+
     #[test]
     fn a_line_that_labels_itself_a_warning_is_a_warning() {
         for l in [
