@@ -693,6 +693,11 @@ fn line_fields(line: &str) -> Vec<(String, String)> {
         if hay[ke..vs].starts_with(':') && super::signals::line_ref(&format!("{k}:{v}")) {
             continue;
         }
+        // `works-with::file`, `std::ios_base`, `tokio::spawn`: a name with its scope, not a
+        // key and its value.
+        if v.starts_with(':') {
+            continue;
+        }
         if !v.is_empty() {
             out.push((k, v));
         }

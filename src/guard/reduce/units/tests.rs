@@ -810,3 +810,12 @@ fn a_quoted_cell_with_brackets_keeps_its_csv() {
     assert!(u.structured);
     assert_eq!(u.fields.len(), 3, "{:?}", u.fields);
 }
+
+#[test]
+fn a_name_with_its_scope_is_no_field() {
+    // Debtags, C++ and Rust paths: `works-with::file` is no `works-with` of `:file`.
+    let f = line_fields(" works-with::audio, works-with::software:package, works-with::text");
+    assert!(f.is_empty(), "{f:?}");
+    let f = line_fields("0000000000a8e30 T std::set_terminate(void (*)()) size=12");
+    assert_eq!(f, [("size".to_string(), "12".to_string())]);
+}
