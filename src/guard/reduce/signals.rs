@@ -184,6 +184,29 @@ const TAIL_UNITS: usize = 6;
 const MIN_STREAM_UNITS: usize = 12;
 /// Lines at each end of a nested text with a position score.
 const STREAM_ENDS: usize = 2;
+/// True when word `p` of `toks` is a byte of a run of hex bytes (objdump's `48 83 c5 30`, a
+/// hexdump's row): two hex digits among neighbours of two, one of the run with a letter. Its
+/// digits are no decimal number (`30` is 0x30).
+pub(super) fn hex_byte(toks: &[&str], p: usize) -> bool {
+    let byte = |t: &&str| t.len() == 2 && t.bytes().all(|b| b.is_ascii_hexdigit());
+    if !toks.get(p).is_some_and(byte) {
+        return false;
+    }
+    let start = (0..p)
+        .rev()
+        .take_while(|&k| byte(&toks[k]))
+        .last()
+        .unwrap_or(p);
+    let end = (p..toks.len())
+        .take_while(|&k| byte(&toks[k]))
+        .last()
+        .unwrap_or(p);
+    end > start
+        && toks[start..=end]
+            .iter()
+            .any(|t| t.bytes().any(|b| b.is_ascii_alphabetic()))
+}
+
 /// Least share (tenths) of a field's values that are numbers for the field to have extremes
 /// (placeholders such as `null` or `-` not counted). At 5 the same dev total; 8 was chosen
 /// first.
@@ -562,17 +585,22 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             // A line written again word for word (`Retention index (RI) = 0.7727` of 60 of
             // 89 trees) is one value, not the smallest three times over.
             let mut said: std::collections::HashSet<&str> = Default::default();
+            let mut slot_lines = 0usize;
             for (i, unit) in u.units.iter().enumerate().filter(|(_, x)| x.template == ti) {
                 if !said.insert(unit.text.trim()) {
                     continue;
                 }
                 let mut k = 0;
                 let mut val = None;
+                let mut counted = false;
                 let mut words: Vec<String> = Vec::new();
-                for (p, tok) in unit.text.split_whitespace().enumerate().take(tt.len()) {
+                let toks: Vec<&str> = unit.text.split_whitespace().collect();
+                for (p, &tok) in toks.iter().enumerate().take(tt.len()) {
                     if tt[p] == "<*>" {
                         if k == slot {
-                            val = fields::slot_number(tok).filter(|_| !extremes::line_ref(tok));
+                            val = fields::slot_number(tok)
+                                .filter(|_| !extremes::line_ref(tok) && !hex_byte(&toks, p));
+                            counted = !placeholder(tok);
                         } else if number(tok).is_none() && !tok.chars().any(|c| c.is_ascii_digit())
                         {
                             words.push(tok.to_string());
@@ -580,9 +608,16 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                         k += 1;
                     }
                 }
+                slot_lines += usize::from(counted || val.is_some());
                 if let Some(x) = val {
                     series.entry(words).or_default().push((x, i));
                 }
+            }
+            // A slot mostly of other tokens (objdump's opcode bytes `c5`, `f0` beside `30`)
+            // is no measure, as a field of mostly words is not.
+            let numbers: usize = series.values().map(Vec::len).sum();
+            if numbers * 10 < slot_lines * MIN_NUMERIC_TENTHS {
+                continue;
             }
             // Words that split the series into a few large ones (a category); ids or names
             // unique to each line split nothing.

@@ -301,7 +301,9 @@ pub(super) fn quantities(u: &Units) -> Vec<(String, Vec<(f64, usize)>)> {
             {
                 continue;
             }
-            let Some(x) = number(toks[p]) else { continue };
+            let Some(x) = number(toks[p]).filter(|_| !super::hex_byte(&toks, p)) else {
+                continue;
+            };
             let e = by_noun.entry(noun.to_ascii_lowercase()).or_default();
             e.0.push((x, i));
             if !e.1.contains(&unit.template) {

@@ -842,3 +842,29 @@ fn a_line_written_again_word_for_word_is_one_extreme() {
     );
     assert!(shown.iter().any(|t| t.ends_with("0.715")), "{shown:?}");
 }
+
+#[test]
+fn a_slot_mostly_of_other_tokens_is_no_measure() {
+    // objdump: the byte before the mnemonic is `30`, `10`, `08` on some lines and `c5`, `f0`
+    // on most: hex bytes, not a number to rank.
+    let bytes = ["c5", "f0", "30", "d0", "10", "e8", "08", "ff", "c3", "4d"];
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "  {:x}:\t48 83 {}  \tadd  $0x{},%rbp\n",
+            0xafed + i * 4,
+            bytes[i % bytes.len()],
+            i
+        ));
+    }
+    let intent = "which add has the largest immediate?";
+    let u = build(&text, Kind::Log);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let ranked: Vec<&String> = s.ext_why.values().collect();
+    assert!(ranked.iter().all(|w| !w.contains("add")), "{ranked:?}");
+    assert_eq!(fields::number("24.00bytes"), Some(24.0));
+    let toks = ["afed:", "48", "83", "c5", "30", "add", "$0x30,%rbp"];
+    assert!(hex_byte(&toks, 4));
+    // Two-digit decimals side by side are no hex bytes.
+    assert!(!hex_byte(&["load", "12", "30", "45"], 2));
+}
