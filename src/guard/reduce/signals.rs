@@ -184,29 +184,6 @@ const TAIL_UNITS: usize = 6;
 const MIN_STREAM_UNITS: usize = 12;
 /// Lines at each end of a nested text with a position score.
 const STREAM_ENDS: usize = 2;
-/// True when word `p` of `toks` is a byte of a run of hex bytes (objdump's `48 83 c5 30`, a
-/// hexdump's row): two hex digits among neighbours of two, one of the run with a letter. Its
-/// digits are no decimal number (`30` is 0x30).
-pub(super) fn hex_byte(toks: &[&str], p: usize) -> bool {
-    let byte = |t: &&str| t.len() == 2 && t.bytes().all(|b| b.is_ascii_hexdigit());
-    if !toks.get(p).is_some_and(byte) {
-        return false;
-    }
-    let start = (0..p)
-        .rev()
-        .take_while(|&k| byte(&toks[k]))
-        .last()
-        .unwrap_or(p);
-    let end = (p..toks.len())
-        .take_while(|&k| byte(&toks[k]))
-        .last()
-        .unwrap_or(p);
-    end > start
-        && toks[start..=end]
-            .iter()
-            .any(|t| t.bytes().any(|b| b.is_ascii_alphabetic()))
-}
-
 /// Least share (tenths) of a field's values that are numbers for the field to have extremes
 /// (placeholders such as `null` or `-` not counted). At 5 the same dev total; 8 was chosen
 /// first.
@@ -598,8 +575,9 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 for (p, &tok) in toks.iter().enumerate().take(tt.len()) {
                     if tt[p] == "<*>" {
                         if k == slot {
-                            val = fields::slot_number(tok)
-                                .filter(|_| !extremes::line_ref(tok) && !hex_byte(&toks, p));
+                            val = fields::slot_number(tok).filter(|_| {
+                                !extremes::line_ref(tok) && !extremes::hex_byte(&toks, p)
+                            });
                             counted = !placeholder(tok);
                         } else if number(tok).is_none() && !tok.chars().any(|c| c.is_ascii_digit())
                         {
@@ -811,5 +789,7 @@ fn summary_key(path: &str) -> bool {
     KEYS.contains(&last.as_str()) || (KEYS.contains(&top.as_str()) && path.split('.').count() <= 3)
 }
 
+#[cfg(test)]
+mod extreme_tests;
 #[cfg(test)]
 mod tests;

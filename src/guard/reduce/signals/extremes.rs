@@ -201,6 +201,29 @@ fn measure_like(name: &str) -> bool {
 
 /// The weight of a numeric field's extremes and its top units, or `None` when its extremes
 /// mean nothing (too few values, all equal, ids, monotonic sequences such as timestamps).
+/// True when word `p` of `toks` is a byte of a run of hex bytes (objdump's `48 83 c5 30`, a
+/// hexdump's row): two hex digits among neighbours of two, one of the run with a letter. Its
+/// digits are no decimal number (`30` is 0x30).
+pub(super) fn hex_byte(toks: &[&str], p: usize) -> bool {
+    let byte = |t: &&str| t.len() == 2 && t.bytes().all(|b| b.is_ascii_hexdigit());
+    if !toks.get(p).is_some_and(byte) {
+        return false;
+    }
+    let start = (0..p)
+        .rev()
+        .take_while(|&k| byte(&toks[k]))
+        .last()
+        .unwrap_or(p);
+    let end = (p..toks.len())
+        .take_while(|&k| byte(&toks[k]))
+        .last()
+        .unwrap_or(p);
+    end > start
+        && toks[start..=end]
+            .iter()
+            .any(|t| t.bytes().any(|b| b.is_ascii_alphabetic()))
+}
+
 /// Fewest values of a measure the question names for [`extreme_field`] to rank them.
 pub(super) const MIN_NAMED_UNITS: usize = 4;
 
@@ -301,7 +324,7 @@ pub(super) fn quantities(u: &Units) -> Vec<(String, Vec<(f64, usize)>)> {
             {
                 continue;
             }
-            let Some(x) = number(toks[p]).filter(|_| !super::hex_byte(&toks, p)) else {
+            let Some(x) = number(toks[p]).filter(|_| !hex_byte(&toks, p)) else {
                 continue;
             };
             let e = by_noun.entry(noun.to_ascii_lowercase()).or_default();

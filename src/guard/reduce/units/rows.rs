@@ -411,3 +411,6 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests;

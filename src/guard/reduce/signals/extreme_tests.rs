@@ -1,0 +1,95 @@
+//! Tests of the extremes of template slots: few lines the question names, units the reader
+//! does not know, lines written twice, and slots that are no measure.
+
+use super::*;
+use crate::guard::reduce::units::build;
+use crate::guard::reduce::Kind;
+
+#[test]
+fn a_few_lines_the_question_names_are_ranked_by_their_number_in_any_unit() {
+    let widths = ["12.5", "30.25", "973.2854", "40.0", "7.75"];
+    let mut log = String::new();
+    for i in 0..40 {
+        log.push_str(&format!("[{i}] (./chapter{i}.tex) page shipped\n"));
+        if i % 8 == 3 {
+            log.push_str(&format!(
+                "Overfull \\hbox ({}pt too wide) in paragraph at lines {}--{}\n",
+                widths[i / 8],
+                i + 50,
+                i + 70
+            ));
+        }
+    }
+    let intent = "Which overfull hbox warnings are there, and which one is the widest?";
+    let u = build(&log, Kind::Log);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    // Five lines (fewer than a measure no one names needs), their widths in points.
+    assert!(
+        u.units[best].text.contains("(973.2854pt too wide)"),
+        "{}",
+        u.units[best].text
+    );
+    assert_eq!(fields::slot_number("(973.2854pt"), Some(973.2854));
+    assert_eq!(fields::slot_number("-3dB"), Some(-3.0));
+    assert_eq!(fields::slot_number("2nd"), None);
+    assert_eq!(fields::slot_number("12abcd"), None);
+}
+
+#[test]
+fn a_line_written_again_word_for_word_is_one_extreme() {
+    let mut log = String::new();
+    for i in 0..30 {
+        log.push_str(&format!(
+            "Tree number {i}:\nRetention index (RI) = 0.7{}5\n",
+            i % 9
+        ));
+    }
+    log.push_str("Retention index (RI) = 0.6999\n");
+    let intent = "which trees have the smallest retention index?";
+    let u = build(&log, Kind::Log);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let shown: Vec<&str> = (0..u.units.len())
+        .filter(|&i| s.ext[i] > 0.0)
+        .map(|i| u.units[i].text.as_str())
+        .collect();
+    // The smallest, then the next values up, each once (not the second smallest six times).
+    assert!(
+        shown.contains(&"Retention index (RI) = 0.6999"),
+        "{shown:?}"
+    );
+    assert_eq!(
+        shown.iter().filter(|t| t.ends_with("0.705")).count(),
+        1,
+        "{shown:?}"
+    );
+    assert!(shown.iter().any(|t| t.ends_with("0.715")), "{shown:?}");
+}
+
+#[test]
+fn a_slot_mostly_of_other_tokens_is_no_measure() {
+    // objdump: the byte before the mnemonic is `30`, `10`, `08` on some lines and `c5`, `f0`
+    // on most: hex bytes, not a number to rank.
+    let bytes = ["c5", "f0", "30", "d0", "10", "e8", "08", "ff", "c3", "4d"];
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "  {:x}:\t48 83 {}  \tadd  $0x{},%rbp\n",
+            0xafed + i * 4,
+            bytes[i % bytes.len()],
+            i
+        ));
+    }
+    let intent = "which add has the largest immediate?";
+    let u = build(&text, Kind::Log);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let ranked: Vec<&String> = s.ext_why.values().collect();
+    assert!(ranked.iter().all(|w| !w.contains("add")), "{ranked:?}");
+    assert_eq!(fields::number("24.00bytes"), Some(24.0));
+    let toks = ["afed:", "48", "83", "c5", "30", "add", "$0x30,%rbp"];
+    assert!(extremes::hex_byte(&toks, 4));
+    // Two-digit decimals side by side are no hex bytes.
+    assert!(!extremes::hex_byte(&["load", "12", "30", "45"], 2));
+}

@@ -1,0 +1,137 @@
+//! Tests of the row unit builders: tables inside text, CSV cells.
+
+use super::super::*;
+
+#[test]
+fn an_aligned_table_inside_text_has_its_headers_columns() {
+    let mut text = String::from(
+        "# search report\nQuery:       alpha  [L=300]\nScores for each sequence, best first:\n\
+         \x20   E-value  score  bias    E-value  score  Model       Description\n\
+         \x20   -------  -----  ----    -------  -----  -----       -----------\n",
+    );
+    for (e, s, m) in [
+        ("1e-90", "310.2", "Kinase"),
+        ("2e-40", "140.7", "Ligase"),
+        ("3e-9", "35.1", "Pump"),
+    ] {
+        text.push_str(&format!(
+            "    {e:>7}  {s:>5}   0.1    {e:>7}  {s:>5}  {m:<10}  a domain\n"
+        ));
+    }
+    text.push_str("\nDomain annotation for each model, in  three  groups  here\nend of report\n");
+    let u = build(&text, Kind::Lines);
+    let id = |n: &str| u.fields.iter().position(|f| f.name == n);
+    let (score, score2, model) = (
+        id("score").unwrap(),
+        id("score (2)").unwrap(),
+        id("Model").unwrap(),
+    );
+    let row = u.units.iter().find(|x| x.text.contains("140.7")).unwrap();
+    assert!(
+        row.fields.contains(&(score, "140.7".to_string())),
+        "{:?}",
+        row.fields
+    );
+    assert!(row.fields.contains(&(score2, "140.7".to_string())));
+    assert!(row.fields.contains(&(model, "Ligase".to_string())));
+    // The lines around the table, and prose laid out with wide gaps, have no columns.
+    for t in ["Query:", "Scores for", "Domain annotation", "end of report"] {
+        let x = u.units.iter().find(|x| x.text.starts_with(t)).unwrap();
+        assert!(
+            x.fields.iter().all(|(f, _)| *f != score),
+            "{t}: {:?}",
+            x.fields
+        );
+    }
+}
+
+#[test]
+fn a_comment_naming_the_columns_names_a_tab_separated_tables_columns() {
+    let mut text = String::from(
+        "# BLASTN 2.2\n# Fields: query id, subject id, evalue, bit score\n# 5 hits found\n",
+    );
+    for (s, e, b) in [
+        ("NM_1", "1e-50", "200"),
+        ("XM_2", "3e-37", "152"),
+        ("NM_3", "0.5", "30"),
+        ("XM_4", "2", "20"),
+        ("NM_5", "4", "18"),
+    ] {
+        text.push_str(&format!("q1\t{s}\t{e}\t{b}\n"));
+    }
+    text.push_str("# BLAST processed 1 queries\n");
+    let u = build(&text, Kind::Lines);
+    let id = |n: &str| {
+        u.fields
+            .iter()
+            .position(|f| f.name == n)
+            .unwrap_or_else(|| panic!("{n}: {:?}", u.fields))
+    };
+    let (subject, score) = (id("subject id"), id("bit score"));
+    // The first row is a row, not the header.
+    let first = u.units.iter().find(|x| x.text.contains("NM_1")).unwrap();
+    assert!(
+        first.fields.contains(&(subject, "NM_1".to_string())),
+        "{:?}",
+        first.fields
+    );
+    assert!(first.fields.contains(&(score, "200".to_string())));
+    assert!(!u.fields.iter().any(|f| f.name == "NM_1"));
+    // The same table inside a longer text (lines of prose around it): its rows too.
+    let long =
+        format!("Search started.\nUsing database refseq.\n{text}Search finished in 2 s.\nDone.\n");
+    let u = build(&long, Kind::Lines);
+    assert!(!u.structured);
+    let subject = u
+        .fields
+        .iter()
+        .position(|f| f.name == "subject id")
+        .unwrap();
+    let first = u.units.iter().find(|x| x.text.contains("NM_1")).unwrap();
+    assert!(
+        first.fields.contains(&(subject, "NM_1".to_string())),
+        "{:?}",
+        first.fields
+    );
+    // Zeek and W3C declare theirs with tabs and spaces.
+    assert_eq!(
+        rows::fields_line("#fields\tts\tuid\tid.orig_h", 3),
+        Some(vec!["ts".into(), "uid".into(), "id.orig_h".into()])
+    );
+    assert_eq!(
+        rows::fields_line("#Fields: date time c-ip cs-method", 4).map(|v| v.len()),
+        Some(4)
+    );
+    assert_eq!(rows::fields_line("# fields of the form", 9), None);
+    assert_eq!(rows::fields_line("no comment", 2), None);
+    assert_eq!(rows::fields_line("#fieldset a b", 2), None);
+}
+
+#[test]
+fn bars_inside_parentheses_make_no_table() {
+    let mut text = String::new();
+    for i in 0..6 {
+        text.push_str(&format!(
+            "16408 openat(AT_FDCWD, \"/etc/d{i}/\", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY) = -1 ENOENT (No such file or directory)\n"
+        ));
+    }
+    let u = build(&text, Kind::Lines);
+    assert!(
+        u.units.iter().all(|x| x.fields.is_empty()),
+        "{:?}",
+        u.fields
+    );
+    // A pipe-separated export is still one.
+    let psv = "id|name|state|size\n1|a|up|10\n2|b|down|20\n3|c|up|30\n4|d|up|40\n";
+    let u = build(psv, Kind::Lines);
+    assert!(u.fields.iter().any(|f| f.name == "state"), "{:?}", u.fields);
+}
+
+/// A comma inside a quoted cell's brackets still splits the line's other cells.
+#[test]
+fn a_quoted_cell_with_brackets_keeps_its_csv() {
+    let csv = "1,\"[1, 2]\",up\n2,\"[3, 4]\",down\n3,\"[5]\",up\n4,\"[6, 7]\",up\n";
+    let u = build(csv, Kind::Csv);
+    assert!(u.structured);
+    assert_eq!(u.fields.len(), 3, "{:?}", u.fields);
+}
