@@ -199,8 +199,6 @@ fn measure_like(name: &str) -> bool {
     MEASURE_WORDS.iter().any(|w| lower.contains(w))
 }
 
-/// The weight of a numeric field's extremes and its top units, or `None` when its extremes
-/// mean nothing (too few values, all equal, ids, monotonic sequences such as timestamps).
 /// True when word `p` of `toks` is a byte of a run of hex bytes (objdump's `48 83 c5 30`, a
 /// hexdump's row): two hex digits among neighbours of two, one of the run with a letter. Its
 /// digits are no decimal number (`30` is 0x30).
@@ -227,6 +225,8 @@ pub(super) fn hex_byte(toks: &[&str], p: usize) -> bool {
 /// Fewest values of a measure the question names for [`extreme_field`] to rank them.
 pub(super) const MIN_NAMED_UNITS: usize = 4;
 
+/// The weight of a numeric field's extremes and its top units, or `None` when its extremes
+/// mean nothing (too few values, all equal, ids, monotonic sequences such as timestamps).
 pub(super) fn extreme_field(
     name: &str,
     mut vals: Vec<(f64, usize)>,
