@@ -111,8 +111,6 @@ static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     // count, left to the vocabulary, and in prose (`see the note: it failed`) no level is.
     Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(?:=\s*)?(info|debug|trace|notice|warn|warning|error|fatal|critical|severe|note|help|hint)\s*:|(?-i:(?:[)\]>]\s*|\t)(info|debug|trace|notice|note)\s*:\s)").unwrap()
 });
-/// A passing test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP `ok 12`, pytest `PASSED`,
-/// `test x ... ok`, `✓`): its name may say "error" (`PASS: plugin error`), the test passed.
 /// A line that states a setting (`IP access violation accounting is disabled`, `Error
 /// reporting is enabled`): a feature's name, then its state, with no colon or comma between
 /// (`error: feature foo is disabled` is an error). The name may hold an error word; the line
@@ -123,9 +121,13 @@ static SETTING: LazyLock<Regex> = LazyLock::new(|| {
     )
     .unwrap()
 });
+/// A passing or skipped test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP
+/// `ok 12`, pytest `PASSED` / `SKIPPED`, unittest's `test x ... ok`, `... skipped 'stty
+/// invocation failed'`, `... expected failure`, `✓`): its name or reason may say "error" or
+/// "failed" (`PASS: plugin error`); the test did not fail.
 static PASSED_VERDICT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|ok\s+\d+\b|[✓✔]\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$",
+        r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|ok\s+\d+\b|[✓✔]\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$|\s\.\.\.\s+(?:skipped\b|expected failure$)|\sSKIPPED(?:\s|$)",
     )
     .unwrap()
 });

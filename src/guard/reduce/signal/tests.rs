@@ -438,3 +438,18 @@ fn totals_and_frames() {
     assert!(is_test_failure("    --- FAIL: TestX (0.00s)"));
     assert_eq!(exit_code("Process completed with exit code 2."), Some(2));
 }
+
+#[test]
+fn a_skipped_test_is_no_error() {
+    for l in [
+        "Check if stty returns the same results ... skipped 'stty invocation failed'",
+        "test_x (m.T.test_x) ... expected failure",
+        "tests/a.py::test_b SKIPPED (needs a failed mount)",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    assert_eq!(
+        severity("test_x (m.T.test_x) ... FAIL: skipped cleanup failed"),
+        Severity::Error
+    );
+}
