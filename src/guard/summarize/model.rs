@@ -186,6 +186,21 @@ pub fn clean_status(st: &str, dropped: &mut usize) -> String {
     kept.join(" ")
 }
 
+/// The words of a model's sentence as [`cites`] and [`one_place`] read them: split at
+/// whitespace, `, ; ( )` and quotes, a sentence's closing `. : ! ?` dropped.
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '`' | '\''))
+        .map(|t| t.trim_end_matches(['.', ':', '!', '?']))
+}
+
+/// True for a specific token: three characters or more with a digit or `/ . _ : -` in it (a
+/// name, a path, a version, an id), which a sentence can only have taken from the output.
+fn specific(t: &str) -> bool {
+    t.len() >= 3
+        && t.chars()
+            .any(|c| c.is_ascii_digit() || matches!(c, '/' | '.' | '_' | ':' | '-'))
+}
+
 /// Bytes of the output within which a sentence's names must all stand, when no one cited
 /// excerpt holds them all ([`one_place`]): a failing test's name and its assertion a few
 /// lines below it are one place; two records of a JSON-lines output, each a line of 1-2 KB,
@@ -214,22 +229,14 @@ pub fn one_place(text: &str, excerpts: &[&str], output: &str, intent: &str) -> b
                 .map(|c| crate::guard::ground::collapse(&c).to_lowercase())
                 .filter(|c| !c.is_empty())
                 .collect();
-            for t in sentence
-                .split(|c: char| {
-                    c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '`' | '\'')
-                })
-                .map(|t| t.trim_end_matches(['.', ':', '!', '?']))
-            {
-                let specific = t.len() >= 3
-                    && t.chars()
-                        .any(|c| c.is_ascii_digit() || matches!(c, '/' | '.' | '_' | ':' | '-'));
+            for t in tokens(sentence) {
                 let lw = t.to_lowercase();
                 let asked = lw.chars().count() >= 4
                     && lw.chars().all(char::is_alphabetic)
                     && !super::checks::GENERIC_WORDS.contains(&lw.as_str())
                     && super::checks::contains_word_ci(intent, &lw)
                     && lower.iter().any(|e| e.contains(lw.as_str()));
-                if (specific || asked) && !named.contains(&lw) {
+                if (specific(t) || asked) && !named.contains(&lw) {
                     named.push(lw);
                 }
             }
@@ -296,16 +303,10 @@ pub fn cites(status: &str, cited: &str, call: &str) -> bool {
         return false;
     }
     let cited_l = cited.to_lowercase();
-    let specific = status
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '`' | '\''))
-        .map(|t| t.trim_end_matches(['.', ':', '!', '?']))
-        .filter(|t| {
-            t.len() >= 3
-                && t.chars()
-                    .any(|c| c.is_ascii_digit() || matches!(c, '/' | '.' | '_' | ':' | '-'))
-        })
+    let quotes = tokens(status)
+        .filter(|t| specific(t))
         .any(|t| cited_l.contains(&t.to_lowercase()));
-    if specific {
+    if quotes {
         return true;
     }
     let ws: Vec<String> = status
