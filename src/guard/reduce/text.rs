@@ -514,7 +514,11 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     let many_errors = err_t.len() > 12;
     for (t, &ex) in templates.iter().zip(&examples) {
         let count = t.lines.len();
-        let prefix = if count > 1 {
+        // The other end of the run from the line shown: a line that is the last of its
+        // template points at the first, not at itself.
+        let prefix = if count > 1 && ex == t.lines[count - 1] {
+            format!("[×{count} lines like it, first L{}] ", t.lines[0])
+        } else if count > 1 {
             format!("[×{count} lines like it, last L{}] ", t.lines[count - 1])
         } else {
             String::new()
