@@ -406,9 +406,12 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         items,
         status,
         failed: None,
-        next_action: if log {
+        next_action: if log && !hunks.is_empty() {
             "Read a commit's patch at its L<n> in the saved file (its files' hunks follow it)."
                 .to_string()
+        } else if log {
+            // `--stat` or no patches at all: a commit's lines are all there is to read.
+            "Read a commit at its L<n> in the saved file (the output holds no patches).".to_string()
         } else {
             "Read the hunks of the file you need at their L<n> in the saved file.".to_string()
         },
@@ -572,6 +575,12 @@ Date:   Fri Dec 4 10:00:00 2026 +0000
             r.status
         );
         assert_eq!(r.failed, None);
+        // No patch to point at: the next step says what there is to read.
+        assert!(
+            r.next_action.contains("holds no patches"),
+            "{}",
+            r.next_action
+        );
     }
 
     #[test]
