@@ -76,6 +76,11 @@ static WARN: LazyLock<Regex> = LazyLock::new(|| {
 /// _mi_os_reset(p, n); // note: cannot use …`): code, whose words (`cannot`, `fail`) are no
 /// error. One bar only: a table row (`  42 | failed | 3`) has more.
 static SOURCE_ECHO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^ {0,6}\d{1,6} \| ").unwrap());
+/// gdb's note that it cannot show a frame's source line (`57\t./nptl/futex-internal.c: No such
+/// file or directory.`): the line number, a tab, the source path. The debugger lacks the
+/// sources; the program did not fail to open a file.
+static DEBUGGER_NO_SOURCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d+\t[^\t]+: No such file or directory\.$").unwrap());
 /// A line that labels itself a warning (`Package auxhook Warning: Cannot patch`, `l.54 ---
 /// TeX4ht warning --- File … not found ---`, `x.c:3:1: warning: cannot …`, `[warning]`,
 /// `UserWarning`): what it reports (`cannot`, `not found`) is the warning's text, not an
@@ -287,6 +292,7 @@ pub fn severity(line: &str) -> Severity {
         || column_header(line)
         || line.len() <= 120 && SETTING.is_match(line)
         || SOURCE_ECHO.is_match(line) && line.matches(" | ").count() == 1
+        || DEBUGGER_NO_SOURCE.is_match(line)
     {
         return Severity::None;
     }

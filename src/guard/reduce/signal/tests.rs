@@ -36,6 +36,20 @@ fn a_compilers_quote_of_the_source_is_no_error() {
     assert_eq!(severity("  42 | failed | 3"), Severity::Error);
 }
 
+/// gdb printing a frame whose sources it lacks: its note is no error of the program's; a
+/// tool's own message about a missing file is.
+#[test]
+fn a_debuggers_missing_source_is_no_error() {
+    assert_eq!(
+        severity("57\t./nptl/futex-internal.c: No such file or directory."),
+        Severity::None
+    );
+    assert_eq!(
+        severity("cat: /etc/inventoryd/config.yaml: No such file or directory"),
+        Severity::Error
+    );
+}
+
 #[test]
 fn a_line_that_labels_itself_a_warning_is_a_warning() {
     for l in [
