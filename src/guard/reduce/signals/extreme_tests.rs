@@ -93,3 +93,35 @@ fn a_slot_mostly_of_other_tokens_is_no_measure() {
     // Two-digit decimals side by side are no hex bytes.
     assert!(!extremes::hex_byte(&["load", "12", "30", "45"], 2));
 }
+
+/// gdb's threads, numbered from 154 down to 1: the numbers count threads, and "the largest
+/// Thread" is no answer to anything; a column of sizes in that order still ranks.
+#[test]
+fn a_numbering_is_no_measure() {
+    let mut bt = String::new();
+    for t in (1..=40).rev() {
+        bt.push_str(&format!(
+            "Thread {t} (Thread 0x7ffb4f3e16c0 (LWP {}) \"dl\"):\n#0  futex_wait (private=0) at futex.h:146\n\n",
+            16600 + t * 7 % 13
+        ));
+    }
+    let intent = "Which threads are deadlocked?";
+    let u = build(&bt, Kind::StackTrace);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let ranked: Vec<&str> = (0..u.units.len())
+        .filter(|&i| s.ext[i] > 0.0 && u.units[i].text.starts_with("Thread"))
+        .map(|i| s.ext_why.get(&i).map_or("", String::as_str))
+        .collect();
+    assert!(
+        ranked.iter().all(|why| !why.contains("Thread")),
+        "{ranked:?}"
+    );
+    let sizes: Vec<(f64, usize)> = [900.0, 700.0, 650.0, 80.0, 12.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (v, i))
+        .collect();
+    assert!(!super::extremes::numbering(&sizes, 12.0, 900.0));
+    let ids: Vec<(f64, usize)> = (1..=9).rev().map(|v| (v as f64, v)).collect();
+    assert!(super::extremes::numbering(&ids, 1.0, 9.0));
+}

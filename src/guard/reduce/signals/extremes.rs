@@ -256,7 +256,7 @@ pub(super) fn extreme_field(
     }
     let min = vals.iter().map(|v| v.0).fold(f64::INFINITY, f64::min);
     let max = vals.iter().map(|v| v.0).fold(f64::NEG_INFINITY, f64::max);
-    if max <= min {
+    if max <= min || numbering(&vals, min, max) {
         return None;
     }
     // A categorical field of numbers (status codes, levels) is not a measure.
@@ -282,6 +282,19 @@ pub(super) fn extreme_field(
     }
     vals.truncate(top_n);
     Some((w, vals))
+}
+
+/// True when `vals` number things rather than measure them: whole numbers, each once, that
+/// fill the range from `min` to `max` (gdb's `Thread 154` down to `Thread 1`, test cases 1 to
+/// 40 in any order). A measure, even sorted, leaves gaps or repeats.
+pub(super) fn numbering(vals: &[(f64, usize)], min: f64, max: f64) -> bool {
+    if vals.iter().any(|v| v.0.fract() != 0.0) || max - min + 1.0 != vals.len() as f64 {
+        return false;
+    }
+    let mut seen: Vec<f64> = vals.iter().map(|v| v.0).collect();
+    seen.sort_by(f64::total_cmp);
+    seen.dedup();
+    seen.len() == vals.len()
 }
 
 /// Fewest line templates a quantity's numbers must come from for [`quantities`] to make one
