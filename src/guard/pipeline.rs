@@ -561,34 +561,8 @@ impl SummaryJob {
     /// instead, as does a reduction that finds nothing.
     pub fn digest(self, counter: &dyn TokenCounter, header: &str, reason: String) -> GuardResponse {
         if self.text.len() > DIGEST_MAX_BYTES {
-            // Not reduced: the error lines a scan of the whole text finds, then head and tail.
-            let (n, errors) = scan::error_lines(&self.text, MAX_SCANNED_ERRORS);
-            let mut h = format!(
-                "[Output too large to reduce ({} bytes); the lines a scan of all of it finds (with the question's words, and errors), then its first and last {} characters.]",
-                thousands(self.text.len() as u64),
-                thousands(self.limits.preview_chars as u64)
-            );
-            // A question's words: the lines that hold them, best first, before the errors.
-            let names = self
-                .intent
-                .as_deref()
-                .map(|i| crate::guard::reduce::rank::Query::new(i).names)
-                .unwrap_or_default();
-            if !names.is_empty() {
-                let (m, matches) = scan::matching_lines(&self.text, &names, MAX_SCANNED_MATCHES);
-                scan::push_scanned(
-                    &mut h,
-                    "Lines with the question's words",
-                    "best",
-                    m,
-                    &matches,
-                );
-            }
-            scan::push_scanned(&mut h, "Error lines", "first", n, &errors);
-            let f = self.pointer();
-            let mut r = self.preview_response(&h, &f, reason);
-            r.tokens.output = counter.count(&r.text);
-            return r;
+            // Not reduced: the lines a scan of the whole text finds, then head and tail.
+            return self.scanned(counter, reason);
         }
         let summary = self.summarize(counter, None, None, header);
         if summary.text.trim().is_empty() {

@@ -4,10 +4,96 @@
 //! hold the question's words ([`matching_lines`]), so a question asked of such a text is
 //! answered by what it asks about.
 
+use super::preview;
+use super::save::thousands;
+use super::{compose, response};
+use super::{ms, SummaryJob, MAX_SCANNED_ERRORS, MAX_SCANNED_MATCHES};
+use crate::backend::TokenCounter;
 use crate::guard::reduce::signal::Severity;
 use crate::guard::reduce::text::line_severity;
 use crate::guard::reduce::units::parts;
 use crate::guard::reduce::{fmt_num, show_line_max};
+use crate::guard::summarize::RESULT_TOKEN_CAP;
+use crate::guard::{GuardResponse, ResultKind};
+
+/// Fewest characters of the head and of the tail shown when the answer must shrink to fit
+/// [`RESULT_TOKEN_CAP`].
+const MIN_PREVIEW_CHARS: usize = 200;
+
+impl SummaryJob {
+    /// The answer for a text over [`super::DIGEST_MAX_BYTES`], as kind `preview`: the lines
+    /// with the question's words (best first) and the error lines a scan of all of it finds,
+    /// then its first and last `preview_chars` characters, and the pointer. It fits
+    /// [`RESULT_TOKEN_CAP`] as any summary does: the head and tail shrink first (halved, down
+    /// to [`MIN_PREVIEW_CHARS`]), then the quoted lines (one of each list at a time), as a
+    /// megabyte line of digits quotes at about a token per character.
+    pub(super) fn scanned(self, counter: &dyn TokenCounter, reason: String) -> GuardResponse {
+        let (n, errors) = error_lines(&self.text, MAX_SCANNED_ERRORS);
+        // A question's words: the lines that hold them, best first, before the errors.
+        let names = self
+            .intent
+            .as_deref()
+            .map(|i| crate::guard::reduce::rank::Query::new(i).names)
+            .unwrap_or_default();
+        let (m, matches) = if names.is_empty() {
+            (0, Vec::new())
+        } else {
+            matching_lines(&self.text, &names, MAX_SCANNED_MATCHES)
+        };
+        let footer = self.pointer();
+        let answer = |chars: usize, keep: usize| -> String {
+            let mut h = format!(
+                "[Output too large to reduce ({} bytes); the lines a scan of all of it finds (with the question's words, and errors), then its first and last {} characters.]",
+                thousands(self.text.len() as u64),
+                thousands(chars as u64)
+            );
+            if !names.is_empty() {
+                let k = keep.min(matches.len());
+                push_scanned(
+                    &mut h,
+                    "Lines with the question's words",
+                    "best",
+                    m,
+                    &matches[..k],
+                );
+            }
+            push_scanned(
+                &mut h,
+                "Error lines",
+                "first",
+                n,
+                &errors[..keep.min(errors.len())],
+            );
+            compose(
+                &format!("{h}\n{}", preview::preview(&self.text, chars)),
+                &footer,
+            )
+        };
+        let mut chars = self.limits.preview_chars;
+        let mut keep = MAX_SCANNED_ERRORS.max(MAX_SCANNED_MATCHES);
+        let mut text = answer(chars, keep);
+        let mut tokens = counter.count(&text);
+        while tokens > RESULT_TOKEN_CAP && (chars > MIN_PREVIEW_CHARS || keep > 1) {
+            if chars > MIN_PREVIEW_CHARS {
+                chars = (chars / 2).max(MIN_PREVIEW_CHARS);
+            } else {
+                keep = (keep - 1)
+                    .min(matches.len().max(errors.len()).saturating_sub(1))
+                    .max(1);
+            }
+            text = answer(chars, keep);
+            tokens = counter.count(&text);
+        }
+        let mut r = response(ResultKind::Preview, text, self.saved);
+        r.encoding = self.encoding.map(Into::into);
+        r.reason = Some(reason);
+        r.tokens.input = self.input_tokens;
+        r.tokens.output = tokens;
+        r.timings_ms.count = self.count_ms;
+        r.timings_ms.total = ms(self.started);
+        r
+    }
+}
 
 /// Appends to `h` what a scan found: `<label>: none found.`, or `<label>: <n>` (`, the <which>
 /// <k>` when only `k` of the `n` are quoted), then the quoted lines.
@@ -115,12 +201,48 @@ pub(super) fn matching_lines(text: &str, names: &[String], max: usize) -> (usize
     } else {
         text.split('\n').collect()
     };
+    let mask_of: std::collections::HashMap<usize, u32> = hits.iter().copied().collect();
     let shown = ranked
         .iter()
         .take(max)
-        .map(|&(_, i)| format!("L{}: {}", i + 1, show_line_max(all[i], QUOTE_BYTES)))
+        .map(|&(_, i)| {
+            let line = all[i];
+            if line.len() <= QUOTE_BYTES {
+                return format!("L{}: {}", i + 1, show_line_max(line, QUOTE_BYTES));
+            }
+            // A long line is quoted around the rarest of the question's words it holds.
+            let mask = mask_of[&i];
+            let rarest = (0..names.len())
+                .filter(|k| mask & (1 << k) != 0)
+                .max_by(|&a, &b| weight[a].total_cmp(&weight[b]).then(b.cmp(&a)));
+            let at = rarest
+                .and_then(|k| finders[k].find(&line.to_ascii_lowercase().into_bytes()))
+                .unwrap_or(0);
+            format!(
+                "L{}: (a line of {} bytes; its part) {}",
+                i + 1,
+                fmt_num(line.len()),
+                window(line, at, QUOTE_BYTES)
+            )
+        })
         .collect();
     (hits.len(), shown)
+}
+
+/// About `bytes` bytes of `line` around byte `at` (a third of them before it), cut on
+/// character boundaries, `…` marking each side cut.
+fn window(line: &str, at: usize, bytes: usize) -> String {
+    let mut start = at.saturating_sub(bytes / 3).min(line.len());
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + bytes).min(line.len());
+    while !line.is_char_boundary(end) {
+        end += 1;
+    }
+    let before = if start > 0 { "…" } else { "" };
+    let after = if end < line.len() { "…" } else { "" };
+    format!("{before}{}{after}", &line[start..end])
 }
 
 #[cfg(test)]
@@ -140,6 +262,25 @@ mod tests {
         assert_eq!(shown[0], "L20001: /usr/lib/x86_64-linux-gnu/libssl.so.3");
         assert_eq!(shown.len(), 3);
         assert_eq!(matching_lines(&t, &[], 3), (0, Vec::new()));
+    }
+
+    #[test]
+    fn a_long_line_is_quoted_around_the_questions_word() {
+        let t = format!(
+            "{}libssl.so.3 missing{}\n",
+            "evt=ok;".repeat(5_000),
+            "é;".repeat(5_000)
+        );
+        let q = crate::guard::reduce::rank::Query::new("where is libssl.so.3?");
+        let (n, shown) = matching_lines(&t, &q.names, 3);
+        assert_eq!(n, 1);
+        assert!(
+            shown[0].starts_with("L1: (a line of 50,019 bytes; its part) …")
+                && shown[0].contains("libssl.so.3 missing")
+                && shown[0].ends_with('…'),
+            "{}",
+            shown[0]
+        );
     }
 
     #[test]

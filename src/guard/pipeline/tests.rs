@@ -412,6 +412,41 @@ fn above_summarize_limit_the_model_still_reads_the_reduction() {
     );
 }
 
+/// Past the digest's bound, the answer still fits the one cap of every result: long quoted
+/// lines and a head and tail of dense text shrink (here they came to about 2,100 tokens).
+#[test]
+fn a_text_too_large_to_reduce_fits_the_result_cap() {
+    let d = tempfile::tempdir().unwrap();
+    let long =
+        |what: &str, i: usize| format!("{}{what} {i}{}\n", "k=1;".repeat(100), ";v=2".repeat(100));
+    let mut huge = String::new();
+    for i in 0..12 {
+        huge.push_str(&long("ERROR: disk quota exceeded on segment", i));
+        huge.push_str(&long("payment charge declined", i));
+    }
+    huge.push_str(&"k=1;".repeat(DIGEST_MAX_BYTES / 4 + 10));
+    assert!(huge.len() > DIGEST_MAX_BYTES);
+    let mut rq = req(d.path(), huge);
+    rq.intent = Some("why was the payment charge declined?".into());
+    rq.limits.summarize_limit = 20_000;
+    let r = done(prepare(rq, Some(&QuarterCounter)).unwrap());
+    assert_eq!(r.kind, ResultKind::Preview);
+    let tokens = QuarterCounter.count(&r.text);
+    assert!(
+        tokens <= crate::guard::summarize::RESULT_TOKEN_CAP && r.tokens.output == tokens,
+        "{tokens} {:?}",
+        r.tokens
+    );
+    // What the scan found first is still quoted, and the header says how much head is shown.
+    assert!(
+        r.text.contains("ERROR: disk quota exceeded on segment 0"),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("payment charge declined 0"), "{}", r.text);
+    assert!(r.text.contains("Full response saved to: "));
+}
+
 #[test]
 fn late_model_falls_back_to_preview() {
     let d = tempfile::tempdir().unwrap();
