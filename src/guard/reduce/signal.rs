@@ -334,6 +334,12 @@ pub fn severity(line: &str) -> Severity {
     Severity::None
 }
 
+/// True for a passing or skipped test's verdict line ([`PASSED_VERDICT`]): the next result
+/// of a list, never part of the failure before it.
+pub fn is_passed_verdict(line: &str) -> bool {
+    PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400))
+}
+
 /// True when the line is a test/build totals line ("Tests run: 7147, Failures: 1", "2 failed, 7 passed", "BUILD FAILURE").
 pub fn is_totals(line: &str) -> bool {
     line.len() < 400 && TOTALS.is_match(line)

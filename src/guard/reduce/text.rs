@@ -303,7 +303,9 @@ pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> b
         } else if signal::is_caused_by(l) {
             out.push(j);
             project_frames = 0;
-        } else if sibling_at.is_some() && labelled(l) == sibling_at {
+        } else if sibling_at.is_some() && labelled(l) == sibling_at || signal::is_passed_verdict(l)
+        {
+            // The list's next result (`Passed: b.java`, `test_b PASSED [ 8%]`) ends it.
             break;
         } else if plain < 3 && j <= idx + 6 && !is_record_start(l) && continues(lines, idx, l) {
             out.push(j);

@@ -51,6 +51,13 @@ fn the_next_result_of_a_list_is_not_an_error_lines_context() {
         "Passed: net/Other.java",
     ];
     assert!(context_after(&list, 0, &never).is_empty());
+    // pytest -v: the next test's PASSED line is the next result, whatever its shape.
+    let pytest = [
+        "tests/test_auth.py::test_token_expiry_window FAILED                      [  8%]",
+        "tests/test_billing.py::test_billing_roundtrip[0] PASSED                  [  8%]",
+        "tests/test_billing.py::test_billing_roundtrip[1] PASSED                  [  8%]",
+    ];
+    assert!(context_after(&pytest, 0, &never).is_empty());
     // A continuation of the error (indented, or not of the labelled shape) is context.
     let cont = [
         "Error: cannot bind port 80",
