@@ -81,6 +81,12 @@ static SOURCE_ECHO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^ {0,6}\d{1,
 /// sources; the program did not fail to open a file.
 static DEBUGGER_NO_SOURCE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\d+\t[^\t]+: No such file or directory\.$").unwrap());
+/// A signal named as an argument of a call that sets up its handling (strace's
+/// `rt_sigaction(SIGILL, NULL, {…}, 8) = 0`, `signal(SIGSEGV, handler)`, `sigaddset(&s,
+/// SIGBUS)`): the program arranging for a signal, not receiving one.
+static SIGNAL_SETUP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:rt_)?sig(?:action|nal|procmask|addset|delset|ismember|wait|suspend)\([^)]*?\bSIG[A-Z]+").unwrap()
+});
 /// A line that labels itself a warning (`Package auxhook Warning: Cannot patch`, `l.54 ---
 /// TeX4ht warning --- File … not found ---`, `x.c:3:1: warning: cannot …`, `[warning]`,
 /// `UserWarning`): what it reports (`cannot`, `not found`) is the warning's text, not an
@@ -324,6 +330,7 @@ pub fn severity(line: &str) -> Severity {
         let stripped = ZERO_COUNT.replace_all(line, "");
         let stripped = TITLE_NAME_ERROR.replace_all(&stripped, " ");
         let stripped = DESCRIBED_ERROR.replace_all(&stripped, " ");
+        let stripped = SIGNAL_SETUP.replace_all(&stripped, " ");
         if level_error(&stripped) || named_error(&stripped) || word_match(&WORD_ERROR, &stripped) {
             return Severity::Error;
         }

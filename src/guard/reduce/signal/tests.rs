@@ -36,6 +36,24 @@ fn a_compilers_quote_of_the_source_is_no_error() {
     assert_eq!(severity("  42 | failed | 3"), Severity::Error);
 }
 
+/// A program setting up its signal handlers names the signals; it received none.
+#[test]
+fn a_signal_handlers_setup_is_no_error() {
+    for l in [
+        "01:10:58.562538 rt_sigaction(SIGILL, NULL, {sa_handler=SIG_DFL, sa_mask=[], sa_flags=0}, 8) = 0",
+        "signal(SIGSEGV, on_crash);",
+        "sigaddset(&set, SIGBUS)",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    for l in [
+        "--- SIGSEGV {si_signo=SIGSEGV, si_code=SEGV_MAPERR, si_addr=NULL} ---",
+        "Program received signal SIGSEGV, Segmentation fault.",
+    ] {
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+}
+
 /// gdb printing a frame whose sources it lacks: its note is no error of the program's; a
 /// tool's own message about a missing file is.
 #[test]
