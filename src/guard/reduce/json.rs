@@ -15,12 +15,14 @@ use std::sync::LazyLock;
 mod failures;
 mod gotest;
 mod offsets;
+mod records;
 mod render;
 mod wrapped;
 
 use failures::{distinct_first, failing_objects};
 use gotest::gotest;
 pub use offsets::{line_of, line_starts, spans, ArraySpans, KeySpans};
+use records::{best_is_none, records_of};
 use render::{compact_spacing, distinct, type_name, Constant};
 pub use render::{is_failure, record_fails, render};
 
@@ -200,33 +202,6 @@ fn own_line(
     match serde_json::from_str::<Value>(body) {
         Ok(Value::Object(o)) if &o == m => Some(show_line(l)),
         _ => None,
-    }
-}
-
-fn find_records<'a>(
-    v: &'a Value,
-    path: &mut Vec<String>,
-    best: &mut Option<(Vec<String>, &'a Vec<Value>)>,
-    depth: usize,
-) {
-    match v {
-        Value::Array(a) => {
-            let objs = a.iter().filter(|x| x.is_object()).count();
-            if objs >= 2
-                && objs * 2 >= a.len()
-                && best.as_ref().is_none_or(|(_, b)| a.len() > b.len())
-            {
-                *best = Some((path.clone(), a));
-            }
-        }
-        Value::Object(m) if depth < 3 => {
-            for (k, x) in m {
-                path.push(k.clone());
-                find_records(x, path, best, depth + 1);
-                path.pop();
-            }
-        }
-        _ => {}
     }
 }
 
@@ -512,8 +487,7 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
     if let Some(r) = wrapped::reduce_texts(v, text.len(), ctx, &key_line, &mut f) {
         return r;
     }
-    let mut best = None;
-    find_records(v, &mut Vec::new(), &mut best, 0);
+    let best = records_of(v, text.len());
     // A table of rows (arrays) longer than any array of objects is what the document holds.
     let mut grid = None;
     find_grid(v, None, &mut Vec::new(), &mut grid, 0);
@@ -616,7 +590,7 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
             text: whole,
             prio: 90.0,
         });
-    } else if best_is_none(v) {
+    } else if best_is_none(v, text.len()) {
         // Large document without records: rank its leaves by the intent.
         let mut leaves_out = Vec::new();
         flat(v, String::new(), &mut leaves_out, 0);
@@ -659,12 +633,6 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
         failed,
         next_action,
     }
-}
-
-fn best_is_none(v: &Value) -> bool {
-    let mut b = None;
-    find_records(v, &mut Vec::new(), &mut b, 0);
-    b.is_none()
 }
 
 /// The jq path of object keys `keys`: `.items.machineTypes`, with a key that is not a plain

@@ -602,3 +602,38 @@ fn an_event_that_failed_counts_and_a_line_that_is_not_json_changes_the_jq_advice
         r.next_action
     );
 }
+
+/// A PyPI project page: a map of releases, each a list of two or three files, beside the
+/// latest release's `urls` and three `ownership.roles`. No one list is the document's
+/// records: the Status names none of them, and the latest wheel is still shown.
+#[test]
+fn the_lists_of_a_map_and_a_few_roles_are_not_the_documents_records() {
+    let file = |v: &str, kind: &str| serde_json::json!({"filename": format!("requests-{v}-{kind}"), "requires_python": null, "size": 73075});
+    let mut releases = serde_json::Map::new();
+    for i in 0..40 {
+        let v = format!("2.{i}.0");
+        let mut files = vec![file(&v, "py3-none-any.whl"), file(&v, "tar.gz")];
+        if i == 23 {
+            files.push(file(&v, "py2.py3-none-any.whl"));
+        }
+        releases.insert(v, serde_json::Value::Array(files));
+    }
+    let doc = serde_json::json!({
+        "info": {"description": "Requests is a simple, yet elegant, HTTP library. ".repeat(400),
+                 "requires_python": ">=3.10", "version": "2.34.2"},
+        "releases": releases,
+        "urls": [{"filename": "requests-2.34.2-py3-none-any.whl", "requires_python": ">=3.10"},
+                 {"filename": "requests-2.34.2.tar.gz", "requires_python": ">=3.10"}],
+        "ownership": {"roles": [{"role": "Owner", "user": "a"}, {"role": "Owner", "user": "b"},
+                                {"role": "Owner", "user": "c"}]}
+    })
+    .to_string();
+    let q = Query::new("What is the latest version and which Python versions does it require?");
+    let r = reduce(&doc, Kind::Json, &ctx(&q)).unwrap();
+    assert!(
+        !r.status.contains("releases") && !r.status.contains("roles"),
+        "{}",
+        r.status
+    );
+    assert!(!r.next_action.contains("releases"), "{}", r.next_action);
+}
