@@ -293,7 +293,7 @@ pub fn severity(line: &str) -> Severity {
     if has_rr(line) && MEASURED_ERROR.is_match(line) {
         return severity(&MEASURED_ERROR.replace_all(line, " "));
     }
-    if PASSED_VERDICT.is_match(crate::guard::reduce::clip_str(line, 400))
+    if is_passed_verdict(line)
         || LS_ENTRY.is_match(line)
         || column_header(line)
         || line.len() <= 120 && SETTING.is_match(line)
