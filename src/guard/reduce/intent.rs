@@ -29,7 +29,80 @@ pub struct Asks {
     /// A number the answer's values are compared with ("e-values above 0.001", "requests
     /// over 500 ms"): the records on the asked side of it are the answer.
     pub limit: Option<Limit>,
+    /// Which end of a time line the question asks for ("which certificate expires first?",
+    /// "the newest release"): the dates written in the output rank by it
+    /// ([`super::signals`]).
+    pub when: Option<When>,
 }
+
+/// The end of a time line a question asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// The earliest date ("oldest", "expires first", "soonest").
+    Earliest,
+    /// The latest date ("newest", "most recent", "last modified").
+    Latest,
+    /// Both ("the oldest and the newest").
+    Both,
+}
+
+impl When {
+    /// Reads the time words of `lower` (the intent, lower case): `None` when it has none.
+    fn of(lower: &str, words: &[String]) -> Option<Self> {
+        let has = |list: &[&str]| {
+            list.iter().any(|w| {
+                if w.contains(' ') {
+                    lower.contains(w)
+                } else {
+                    words.iter().any(|t| t == w)
+                }
+            })
+        };
+        match (has(EARLIEST), has(LATEST)) {
+            (true, true) => Some(When::Both),
+            (true, false) => Some(When::Earliest),
+            (false, true) => Some(When::Latest),
+            (false, false) => None,
+        }
+    }
+
+    /// Whether the earliest dates are asked for.
+    pub fn earliest(self) -> bool {
+        matches!(self, When::Earliest | When::Both)
+    }
+
+    /// Whether the latest dates are asked for.
+    pub fn latest(self) -> bool {
+        matches!(self, When::Latest | When::Both)
+    }
+}
+
+/// Words and phrases that ask for the earliest date: the first to expire, the oldest entry.
+const EARLIEST: &[&str] = &[
+    "earliest",
+    "oldest",
+    "soonest",
+    "expires first",
+    "expire first",
+    "expiring first",
+    "expired first",
+    "first to expire",
+    "next to expire",
+    "expires next",
+    "expire next",
+    "expiring next",
+];
+/// Words and phrases that ask for the latest date: the newest release, the last change.
+const LATEST: &[&str] = &[
+    "latest",
+    "newest",
+    "youngest",
+    "most recent",
+    "most recently",
+    "last modified",
+    "last updated",
+    "last changed",
+];
 
 /// A threshold a question states: values above (or below) `value`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -129,6 +202,15 @@ impl Limit {
             (false, true) => v <= self.value,
         }
     }
+}
+
+/// The words of `lower` as written (split at anything but letters and digits), unstemmed.
+fn lower_words(lower: &str) -> Vec<String> {
+    lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Words that ask for one answer per part of the output.
@@ -330,6 +412,7 @@ impl Asks {
                 .split(|c: char| !c.is_alphanumeric())
                 .any(|w| EACH.contains(&w)),
             limit: Limit::of(intent),
+            when: When::of(&lower, &lower_words(&lower)),
         }
     }
 

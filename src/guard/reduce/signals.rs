@@ -22,6 +22,7 @@ use super::signal::{self, Severity};
 use super::units::{Unit, UnitKind, Units};
 
 mod chosen;
+mod dates;
 mod each;
 mod extremes;
 mod fields;
@@ -210,8 +211,55 @@ const TOP_RANKED: usize = 5;
 
 /// A numeric field or template slot ranked for the extremes signal: its weight, its name as
 /// shown, its top (value, unit index) pairs, its field id (`None` for a template slot), and
-/// whether those are its smallest values.
-type RankedField = (f64, String, Vec<(f64, usize)>, Option<usize>, bool);
+/// which end of it those are.
+type RankedField = (f64, String, Vec<(f64, usize)>, Option<usize>, Side);
+
+/// Which end of a ranked field its top values are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// Its smallest numbers.
+    Smallest,
+    /// Its largest numbers.
+    Largest,
+    /// Its earliest dates.
+    Earliest,
+    /// Its latest dates.
+    Latest,
+}
+
+impl Side {
+    /// The side of a number ranked smallest first when `lo`.
+    fn of(lo: bool) -> Self {
+        if lo {
+            Side::Smallest
+        } else {
+            Side::Largest
+        }
+    }
+
+    /// Whether the values are the low end.
+    fn low(self) -> bool {
+        matches!(self, Side::Smallest | Side::Earliest)
+    }
+
+    /// The word an annotation names it by.
+    fn word(self) -> &'static str {
+        match self {
+            Side::Smallest => "smallest",
+            Side::Largest => "largest",
+            Side::Earliest => "earliest",
+            Side::Latest => "latest",
+        }
+    }
+}
+
+/// Weight of a date series whose label the question names, against a named measure's 1.0.
+const DATE_NAMED_WEIGHT: f64 = 1.1;
+/// Weight of a date series the question does not name: above an unnamed measure's 0.8.
+const DATE_WEIGHT: f64 = 0.9;
+/// Weight of dates that rise in input order (a log's clock): its ends are its first and last
+/// lines, which the position signal keeps already.
+const DATE_CLOCK_WEIGHT: f64 = 0.3;
 
 /// Normalises scores to 0..=1 by their maximum.
 fn normalise(v: &mut [f64]) {
@@ -519,18 +567,18 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                     format!("{name} of the records asked about"),
                     r.1,
                     Some(f),
-                    lo,
+                    Side::of(lo),
                 ));
             }
         }
         if both {
             let small = extreme_field(name, vals.clone(), &dists[f], q, true, top_n, true);
             if let Some(r) = small {
-                ranked.push((r.0, name.clone(), r.1, Some(f), true));
+                ranked.push((r.0, name.clone(), r.1, Some(f), Side::Smallest));
             }
         }
         if let Some(r) = extreme_field(name, vals, &dists[f], q, lo, top_n, asks.ranked()) {
-            ranked.push((r.0, name.clone(), r.1, Some(f), lo));
+            ranked.push((r.0, name.clone(), r.1, Some(f), Side::of(lo)));
         }
     }
     for (tag, (vals, cols)) in by_tag
@@ -543,7 +591,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             .into_iter()
             .max_by_key(|&(f, n)| (n, std::cmp::Reverse(f)));
         if let Some(r) = extreme_field(&tag, vals, &d, q, lo, top_n, asks.ranked()) {
-            ranked.push((r.0, tag, r.1, col.map(|c| c.0), lo));
+            ranked.push((r.0, tag, r.1, col.map(|c| c.0), Side::of(lo)));
         }
     }
     // Slots of line templates ("took 350ms", "pause 12.5ms").
@@ -661,7 +709,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                         format!("{label} (in lines like L{})", t.first),
                         r.1,
                         None,
-                        lo,
+                        Side::of(lo),
                     ));
                 }
             }
@@ -671,12 +719,41 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     for (noun, vals) in extremes::quantities(u) {
         let d = Dist::series(&noun, vals.len());
         if let Some(r) = extreme_field(&noun, vals, &d, q, lo, top_n, asks.ranked()) {
-            ranked.push((r.0 * 0.9, noun, r.1, None, lo));
+            ranked.push((r.0 * 0.9, noun, r.1, None, Side::of(lo)));
+        }
+    }
+    // Dates, when the question asks for the earliest or the latest.
+    if let Some(when) = asks.when {
+        let expiry = q.terms.keys().any(|t| t.starts_with("expir"));
+        for d in dates::series(u, q, expiry) {
+            let w = if d.named {
+                DATE_NAMED_WEIGHT
+            } else if d.clock {
+                DATE_CLOCK_WEIGHT
+            } else {
+                DATE_WEIGHT
+            };
+            for side in [Side::Earliest, Side::Latest] {
+                if side == Side::Earliest && !when.earliest()
+                    || side == Side::Latest && !when.latest()
+                {
+                    continue;
+                }
+                let mut vals = d.vals.clone();
+                if side.low() {
+                    vals.sort_by(|a, b| a.0.total_cmp(&b.0));
+                } else {
+                    vals.sort_by(|a, b| b.0.total_cmp(&a.0));
+                }
+                vals.truncate(top_n);
+                ranked.push((w, d.label.clone(), vals, d.field, side));
+            }
         }
     }
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let fields_shown = if both { 6 } else { 4 };
-    for (w, name, top, field, lo) in ranked.into_iter().take(fields_shown) {
+    for (w, name, top, field, side) in ranked.into_iter().take(fields_shown) {
+        let lo = side.low();
         let values: Vec<f64> = top.iter().map(|v| v.0).collect();
         for (k, (x, i)) in top.into_iter().enumerate() {
             if let Some(f) = field {
@@ -690,7 +767,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             let v = w * (1.0 - decay * k2).max(0.5);
             if v > s.ext[i] {
                 s.ext[i] = v;
-                let side = if lo { "smallest" } else { "largest" };
+                let side = side.word();
                 // Ranked as competitions rank: equal values share the place of the first
                 // of them (two records at the top are both the largest), and say so.
                 let place = values.iter().position(|&y| y == x).unwrap_or(k);

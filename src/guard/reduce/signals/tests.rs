@@ -779,3 +779,57 @@ fn the_largest_number_named_in_its_token_is_an_extreme_in_any_column() {
     );
     assert!(s.ext_why[&top].contains("NM:i"), "{}", s.ext_why[&top]);
 }
+
+#[test]
+fn the_earliest_date_of_a_line_template_answers_expires_first() {
+    // Certificates printed one after another, in no order of expiry: the earliest `Not
+    // After` is the answer, the latest when asked for the newest.
+    let ends = [
+        "Dec 31 09:37:37 2030 GMT",
+        "Jan  1 00:00:00 2030 GMT",
+        "Mar  3 12:09:48 2023 GMT",
+        "Dec 20 09:37:33 2043 GMT",
+        "Jun  1 00:00:00 2035 GMT",
+        "Feb  2 10:00:00 2031 GMT",
+    ];
+    let mut text = String::new();
+    for (k, end) in ends.iter().enumerate() {
+        text.push_str(&format!(
+            "Certificate:\n    Validity\n        Not Before: Jan  1 00:00:00 20{:02} GMT\n        Not After : {end}\n        Subject: CN=Root CA {k}\n",
+            10 + k
+        ));
+    }
+    let u = build(&text, Kind::Lines);
+    let intent = "Which certificate in the bundle expires first?";
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert!(
+        u.units[best].text.contains("Mar  3 12:09:48 2023"),
+        "{}",
+        u.units[best].text
+    );
+    assert!(
+        s.ext_why[&best].starts_with("earliest Not After"),
+        "{}",
+        s.ext_why[&best]
+    );
+    let intent = "Which certificate has the latest Not After date?";
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert!(
+        u.units[best].text.contains("Dec 20 09:37:33 2043"),
+        "{}",
+        u.units[best].text
+    );
+    // No time word, no date ranking.
+    let intent = "Which certificate is issued to Root CA 3?";
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    assert!(s
+        .ext_why
+        .values()
+        .all(|w| !w.contains("earliest") && !w.contains("latest")));
+}
