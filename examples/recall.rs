@@ -92,6 +92,7 @@ fn main() -> anyhow::Result<()> {
             keep_binary_inline: false,
             deadline: None,
             source: None,
+            frame: String::new(),
         };
         let narrator = engine.as_mut().map(|e| e as &mut dyn Narrator);
         let r = guard::guard(req, Some(&counter), narrator)?;

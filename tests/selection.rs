@@ -89,6 +89,7 @@ fn summarize_for(
         keep_binary_inline: false,
         deadline: None,
         source: None,
+        frame: String::new(),
     };
     let narrator = engine.map(|e| e as &mut dyn Narrator);
     let r = guard::guard(req, Some(counter), narrator).unwrap();

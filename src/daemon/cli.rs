@@ -169,6 +169,7 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
         no_spawn: a.no_spawn,
         keep_binary_inline: a.keep_binary_inline,
         cwd: std::env::current_dir().ok(),
+        frame: String::new(),
     });
     for f in &out.faults {
         eprintln!("toolsum: warning: {f}");

@@ -273,6 +273,9 @@ pub struct GuardCliOptions {
     /// ([`crate::guard::session::relocate`]); `saved[].path` stays session-relative. `None` =
     /// pointers as the pipeline wrote them (session-relative).
     pub cwd: Option<PathBuf>,
+    /// Text the caller adds around the result ([`GuardRequest::frame`]): an agent hook's
+    /// sentence, the session dir a relocated pointer names. Empty for none.
+    pub frame: String,
 }
 
 /// What [`guard_resilient`] returns: always a response, plus what went wrong on the way.
@@ -468,6 +471,9 @@ pub fn guard_resilient(opts: GuardCliOptions) -> GuardOutcome {
     if let Some(i) = &opts.intent {
         req["intent"] = json!(i);
     }
+    if !opts.frame.is_empty() {
+        req["frame"] = json!(opts.frame);
+    }
     match (&content, &content_path) {
         (Some(b), _) => put_content(&mut req, b),
         (None, Some(p)) => req["content_path"] = json!(p),
@@ -537,6 +543,7 @@ pub fn guard_resilient(opts: GuardCliOptions) -> GuardOutcome {
             limits: cfg.limits,
             keep_binary_inline: opts.keep_binary_inline,
             deadline: None,
+            frame: opts.frame.clone(),
         };
         match crate::guard::guard(local, counter.as_deref(), None) {
             Ok(mut r) => {

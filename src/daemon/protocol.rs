@@ -117,6 +117,9 @@ pub struct RawRequest {
     pub keep_binary_inline: Option<bool>,
     /// Deadline for this request, from its arrival (ms).
     pub deadline_ms: Option<u64>,
+    /// Text the caller adds around the result (guard): its tokens are left out of the
+    /// sections' cap ([`crate::guard::GuardRequest::frame`]).
+    pub frame: Option<String>,
     /// Content as a UTF-8 string.
     pub content: Option<String>,
     /// Content as standard base64 (any bytes).
@@ -165,6 +168,8 @@ pub struct GuardCall {
     pub keep_binary_inline: bool,
     /// Deadline from arrival (ms); `None` = the daemon default.
     pub deadline_ms: Option<u64>,
+    /// Text the caller adds around the result ([`crate::guard::GuardRequest::frame`]).
+    pub frame: Option<String>,
     /// The tool result.
     pub content: Content,
 }
@@ -313,6 +318,7 @@ pub fn validate(raw: &mut RawRequest) -> Result<Request, ProtocolError> {
                 model_ms: raw.model_ms,
                 keep_binary_inline: raw.keep_binary_inline.unwrap_or(false),
                 deadline_ms: raw.deadline_ms,
+                frame: raw.frame.take(),
                 content,
             })))
         }

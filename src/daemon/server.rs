@@ -592,6 +592,7 @@ async fn guard(
         keep_binary_inline: call.keep_binary_inline,
         deadline: Some(deadline),
         source: None,
+        frame: call.frame.unwrap_or_default(),
     };
     let counter = server.counter.clone();
     let short = guard_is_short(req.content.len(), req.limits.token_limit);

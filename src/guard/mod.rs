@@ -109,6 +109,11 @@ pub struct GuardRequest {
     /// pointer names it. `None` = found from `args` when they read a saved file back
     /// ([`reread::saved_source`]), else the content is saved as usual.
     pub source: Option<SavedFile>,
+    /// Text the caller adds around the returned text before the agent reads it (a hook's
+    /// sentence, the saved file's path when the pointer is rewritten to open from elsewhere):
+    /// its tokens are left out of the sections' cap, so what the agent reads stays within
+    /// [`summarize::RESULT_TOKEN_CAP`]. Empty for none.
+    pub frame: String,
 }
 
 /// What kind of synthetic result was returned.

@@ -79,6 +79,9 @@ pub struct SummaryJob {
     /// "run it at any input size"); without a model the answer is the structural digest
     /// ([`SummaryJob::digest`]) under [`TOO_LARGE_HEADER`].
     too_large: Option<String>,
+    /// Tokens of [`GuardRequest::frame`] (its bytes without a counter): the caller adds them
+    /// around the result, so the sections' cap leaves room for them.
+    frame_tokens: usize,
 }
 
 /// The header of the structural digest of a text past the digest's bound
@@ -305,6 +308,7 @@ pub fn prepare(
         encoding: raw.label,
         note: None,
         too_large: None,
+        frame_tokens: count_output(&req.frame, counter),
     };
     // Already saved: the caller's copy (a whole file unless sizes differ), or a saved file the
     // call read back (always pointed at as a read-back, so the agent reads a window next).
@@ -606,7 +610,8 @@ impl SummaryJob {
             bytes: self.input_bytes,
             // The frame as it is joined around the sections (a one-byte stand-in for them),
             // so the tokens of the line breaks between them count too.
-            frame_tokens: counter.count(&compose(&format!("{header}\n."), &self.pointer())),
+            frame_tokens: counter.count(&compose(&format!("{header}\n."), &self.pointer()))
+                + self.frame_tokens,
         };
         let budget = SummaryBudget {
             prefill_budget: self.limits.prefill_budget,
@@ -740,6 +745,7 @@ pub fn prepare_saved(req: super::ask::AskRequest, counter: Option<&dyn TokenCoun
         encoding: raw.label,
         note,
         too_large: None,
+        frame_tokens: 0,
     };
     if tokens > limits.summarize_limit {
         let reason = format!(

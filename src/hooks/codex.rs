@@ -60,6 +60,7 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     if text.is_empty() {
         return Ok(None);
     }
+    ctx.frame = exit_line(payload.get("tool_response").unwrap_or(&Value::Null)).unwrap_or_default();
     let r = ctx.guard(&call, text.clone());
     if !changed(&r, &text) {
         return Ok(None);

@@ -54,6 +54,7 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     if text.is_empty() {
         return Ok(None);
     }
+    ctx.frame = preface(resp);
     let r = ctx.guard(&call, text.clone());
     if !changed(&r, &text) {
         return Ok(None);

@@ -126,6 +126,9 @@ pub struct HookContext {
     pub no_spawn: bool,
     /// What happened, for the log.
     pub report: HookReport,
+    /// The text the agent's module adds around the result it prints (Gemini's and Codex's
+    /// first line): its tokens are left out of the cap ([`guard_call`]). Empty for none.
+    pub frame: String,
 }
 
 impl HookContext {
@@ -138,6 +141,7 @@ impl HookContext {
             content,
             self.session_dir.clone(),
             self.no_spawn,
+            &self.frame,
         );
         self.report.notes.extend(out.faults);
         let kind = serde_json::to_value(out.response.kind)
@@ -157,17 +161,22 @@ pub fn changed(r: &GuardResponse, original: &[u8]) -> bool {
 /// Guards `content` of `call`: the session dir is `session_dir`, else
 /// `<project>/.toolsum/<session id>/` ([`session::hook_session_dir`]); the pointers in the text
 /// open from `call.cwd`. Never fails ([`guard_resilient`]). The library entry point for any
-/// agent integration (hooks, the MCP proxy).
+/// agent integration (hooks, the MCP proxy). `frame` is what the caller prints around the
+/// result; with the session dir (a relocated pointer names it) its tokens are left out of
+/// the cap, so what the agent reads stays within it.
 pub fn guard_call(
     config: &Config,
     call: &ToolCall,
     content: Vec<u8>,
     session_dir: Option<PathBuf>,
     no_spawn: bool,
+    frame: &str,
 ) -> GuardOutcome {
     let dir =
         session_dir.unwrap_or_else(|| session::hook_session_dir(&call.project, &call.session_id));
+    let frame = format!("{frame}\n\n{}", dir.display());
     guard_resilient(GuardCliOptions {
+        frame,
         config: config.clone(),
         tool: call.tool.clone(),
         args: call.args.clone(),
@@ -429,6 +438,7 @@ fn run_hook(a: HookArgs, report: &mut HookReport) -> Result<Option<Value>, Strin
         session_dir: a.session_dir,
         no_spawn: a.no_spawn,
         report: HookReport::default(),
+        frame: String::new(),
     };
     ctx.report.notes.extend(
         errors

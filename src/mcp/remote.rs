@@ -44,6 +44,14 @@ pub struct GuardCall {
     pub session_dir: PathBuf,
 }
 
+impl GuardCall {
+    /// What the proxy adds around the result: the session dir, which the pointer's
+    /// session-relative path is made absolute with ([`crate::guard::GuardRequest::frame`]).
+    fn frame(&self) -> String {
+        self.session_dir.display().to_string()
+    }
+}
+
 impl Remote {
     /// `config` is the effective configuration (its [`Config::explicit`] limits, those the
     /// user set, are the only ones sent with a request); `spawn` starts a daemon on first use.
@@ -99,6 +107,7 @@ impl Remote {
         if let Some(i) = &call.intent {
             req["intent"] = json!(i);
         }
+        req["frame"] = json!(call.frame());
         put_content(&mut req, call.content.as_bytes());
         let why = match self.connect().and_then(|mut c| Ok(c.guard(&req)?)) {
             Ok(r) => return Ok(r),
@@ -112,7 +121,9 @@ impl Remote {
             }
         };
         tracing::info!("guarding locally: {why}");
+        let frame = call.frame();
         let local = GuardRequest {
+            frame,
             content: call.content.into_bytes(),
             tool: call.tool,
             args: call.args,

@@ -29,6 +29,7 @@ fn req(dir: &Path, content: impl Into<Vec<u8>>) -> GuardRequest {
         keep_binary_inline: false,
         deadline: None,
         source: None,
+        frame: String::new(),
     }
 }
 

@@ -57,6 +57,7 @@ fn req(dir: &Path, content: impl Into<Vec<u8>>) -> GuardRequest {
         keep_binary_inline: false,
         deadline: None,
         source: None,
+        frame: String::new(),
     }
 }
 
@@ -310,14 +311,24 @@ fn the_whole_result_stays_within_the_result_cap() {
         }
     }
     let cap = crate::guard::summarize::RESULT_TOKEN_CAP;
-    for limit in [None, Some(20_000)] {
+    // What a hook prints around the result (its sentence, a pointer made absolute) counts
+    // against the same cap.
+    let hook = "not an error: toolsum saved this long tool output and replaced it with the \
+                summary below.\n\n/home/someone/projects/app/.toolsum/0f3c2a9e-session";
+    for (limit, frame) in [
+        (None, ""),
+        (Some(20_000), ""),
+        (None, hook),
+        (Some(20_000), hook),
+    ] {
         let mut rq = req(d.path(), log.clone());
         rq.intent = Some("which replicas on node-5 reached the golf stage?".into());
         if let Some(l) = limit {
             rq.limits.summarize_limit = l;
         }
+        rq.frame = frame.to_string();
         let r = guard(rq, Some(&JoinCounter), None).unwrap();
-        let n = JoinCounter.count(&r.text);
+        let n = JoinCounter.count(&format!("{frame}\n\n{}", r.text));
         assert!(r.text.contains("Full response saved to: "), "{}", r.text);
         assert!(n <= cap, "{n} tokens: {}", r.text);
         assert!(n > cap * 3 / 4, "the room is used ({n} tokens): {}", r.text);
@@ -721,4 +732,21 @@ fn a_short_base64_value_is_left_as_written_and_the_saved_output_is_the_output() 
         std::fs::read(d.path().join(&j.full().path)).unwrap(),
         log.as_bytes()
     );
+}
+
+#[test]
+fn the_callers_frame_is_left_out_of_the_cap() {
+    // A hook's sentence and a relocated pointer are printed around the result: the job
+    // counts them, and the sections' cap is that much smaller.
+    let d = tempfile::tempdir().unwrap();
+    let frame = "not an error: toolsum saved this long tool output and replaced it with the \
+                 summary below.\n\n/home/someone/projects/app/.toolsum/0f3c2a9e-session";
+    let mut rq = req(d.path(), big_log(3_000));
+    rq.frame = frame.to_string();
+    let j = job(prepare(rq, Some(&QuarterCounter)).unwrap());
+    assert_eq!(j.frame_tokens, QuarterCounter.count(frame));
+    let plain = job(prepare(req(d.path(), big_log(3_000)), Some(&QuarterCounter)).unwrap());
+    assert_eq!(plain.frame_tokens, 0);
+    let cap = |frame_tokens| crate::guard::summarize::output_cap(20_000, frame_tokens);
+    assert_eq!(cap(40 + j.frame_tokens) + j.frame_tokens, cap(40));
 }
