@@ -518,16 +518,39 @@ pub struct BatchRequest {
 }
 
 /// The engine's measured speeds (tokens/s), published by [`Engine::serve`] for its handles.
-#[derive(Debug, Default)]
+///
+/// A speed measured while the machine was busy would keep the model off for good: a request
+/// refused for a slow speed runs nothing that could measure a faster one. So while the model
+/// idles, the speeds read move back toward those measured at load, halfway every
+/// [`SPEED_RECOVERY_HALF_LIFE_MS`]; the next run measures them again.
+#[derive(Debug)]
 pub struct EngineSpeeds {
     prefill: AtomicU64,
     decode: AtomicU64,
+    /// The speeds measured at load (prefill, decode).
+    at_load: (f64, f64),
+    /// When the speeds were created: [`EngineSpeeds::updated_ms`] counts from here.
+    born: Instant,
+    /// Milliseconds after `born` of the last [`EngineSpeeds::set`].
+    updated_ms: AtomicU64,
 }
+
+/// How long the model idles for a speed measured below the load-time one to move halfway back
+/// to it (ms). Long enough that a burst of requests on a busy machine keeps the measured
+/// speed; short enough that a daemon that once saw a load spike runs the model again within
+/// a minute or so (a trial's daemon skipped the model for 2.5 minutes and ~40 requests).
+pub const SPEED_RECOVERY_HALF_LIFE_MS: f64 = 30_000.0;
 
 impl EngineSpeeds {
     /// Speeds measured at load: prefill and decode tokens/s.
     pub fn new(prefill: f64, decode: f64) -> Self {
-        let s = Self::default();
+        let s = Self {
+            prefill: AtomicU64::default(),
+            decode: AtomicU64::default(),
+            at_load: (prefill, decode),
+            born: Instant::now(),
+            updated_ms: AtomicU64::default(),
+        };
         s.set(prefill, decode);
         s
     }
@@ -535,16 +558,32 @@ impl EngineSpeeds {
     fn set(&self, prefill: f64, decode: f64) {
         self.prefill.store(prefill.to_bits(), Ordering::Relaxed);
         self.decode.store(decode.to_bits(), Ordering::Relaxed);
+        let ms = self.born.elapsed().as_millis() as u64;
+        self.updated_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// `measured`, moved back toward `at_load` when it is below it, by how long the model has
+    /// idled since it was measured.
+    fn recovered(&self, measured: f64, at_load: f64) -> f64 {
+        if measured >= at_load {
+            return measured;
+        }
+        let idle =
+            self.born.elapsed().as_millis() as f64 - self.updated_ms.load(Ordering::Relaxed) as f64;
+        let kept = 0.5f64.powf(idle.max(0.0) / SPEED_RECOVERY_HALF_LIFE_MS);
+        at_load + (measured - at_load) * kept
     }
 
     /// Prefill tokens/s.
     pub fn prefill(&self) -> f64 {
-        f64::from_bits(self.prefill.load(Ordering::Relaxed))
+        let m = f64::from_bits(self.prefill.load(Ordering::Relaxed));
+        self.recovered(m, self.at_load.0)
     }
 
     /// Decode tokens/s (per sequence, as requests see it).
     pub fn decode(&self) -> f64 {
-        f64::from_bits(self.decode.load(Ordering::Relaxed))
+        let m = f64::from_bits(self.decode.load(Ordering::Relaxed));
+        self.recovered(m, self.at_load.1)
     }
 }
 
@@ -593,5 +632,33 @@ impl Narrator for EngineHandle {
 
     fn model_name(&self) -> String {
         self.name.clone()
+    }
+}
+
+#[cfg(test)]
+mod speed_tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_speed_moves_back_to_the_load_time_one_while_the_model_idles() {
+        let mut s = EngineSpeeds::new(400.0, 40.0);
+        s.born = Instant::now()
+            .checked_sub(std::time::Duration::from_secs(600))
+            .unwrap();
+        // Measured slow just now: read as measured.
+        s.set(100.0, 10.0);
+        assert!((s.prefill() - 100.0).abs() < 1.0, "{}", s.prefill());
+        // One half-life idle: halfway back; a long idle: the load-time speed.
+        let now = s.born.elapsed().as_millis() as u64;
+        s.updated_ms
+            .store(now - SPEED_RECOVERY_HALF_LIFE_MS as u64, Ordering::Relaxed);
+        assert!((s.prefill() - 250.0).abs() < 2.0, "{}", s.prefill());
+        assert!((s.decode() - 25.0).abs() < 0.2, "{}", s.decode());
+        s.updated_ms.store(0, Ordering::Relaxed);
+        assert!(s.prefill() > 390.0, "{}", s.prefill());
+        // A speed above the load-time one is what it is.
+        s.set(900.0, 90.0);
+        s.updated_ms.store(0, Ordering::Relaxed);
+        assert_eq!(s.prefill(), 900.0);
     }
 }
