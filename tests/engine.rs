@@ -443,7 +443,7 @@ fn batched_requests_equal_requests_alone() {
     }
     drop(tx);
     let before = eng.decode_passes();
-    eng.serve(&rx, 3, &EngineSpeeds::default());
+    eng.serve(&rx, 3, &EngineSpeeds::new(0.0, 0.0));
     let after = eng.decode_passes();
     assert!(
         after.1 - before.1 > after.0 - before.0,
@@ -475,7 +475,7 @@ fn batched_requests_equal_requests_alone() {
         answers.push(got);
     }
     drop(tx);
-    eng.serve(&rx, 3, &EngineSpeeds::default());
+    eng.serve(&rx, 3, &EngineSpeeds::new(0.0, 0.0));
     let got: Vec<_> = answers
         .into_iter()
         .map(|a| a.recv().unwrap().unwrap())
