@@ -284,6 +284,36 @@ fn column_header(line: &str) -> bool {
             >= 2
 }
 
+/// A line of a source file quoted by a tool that lists files' lines: `grep -n`'s
+/// `./subprocess.py:168:    cmd, output, stdout, stderr, timeout`, `git blame`'s `c8cd1d62 (Ann
+/// 2026-12-01 21:24:06 +0000 129) …`, `python -m trace`'s `enum.py(1104):  except KeyError:`.
+/// Its words are the file's, not the tool's: `except KeyError:` raised nothing. A compiler's or
+/// linter's diagnostic names a column or a level after the line (`app.py:12:5: E0601`,
+/// `app.py:12: error: …`) and is not one.
+static QUOTED_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^(?:\./)?[\w./+-]*\.(?:py|pyi|rs|js|mjs|cjs|ts|tsx|jsx|go|java|kt|scala|c|h|cc|cpp|hpp",
+        r"|cs|rb|php|pl|pm|sh|bash|lua|swift|m|mm|sql|yaml|yml|toml|json|md|rst|html|css|scss|vue",
+        r"|ex|exs|erl|hs|ml|clj|r|jl|dart|gradle|cmake|mk|in|cfg|ini|conf)[:-]\d+[:-](?:\s*$|[^\d\s]",
+        r"|\t|  )",
+        r"|^\^?[0-9a-f]{7,40} (?:\S+ +)?\([^)]*\d{4}-\d{2}-\d{2}[^)]*? \d+\) ",
+        r"|^[\w.-]+\.py\(\d+\): "
+    ))
+    .unwrap()
+});
+/// A compiler's or linter's word right after a `path:line:` location: a diagnostic, not a
+/// quoted line.
+static DIAGNOSTIC_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[^:]+:\d+:\s*(?:(?i:fatal error|error|warning|warn|note|info|hint|remark|critical|severe|deprecat\w*)\b|\((?i:error|warning|severe|info)\b|[A-Z]{1,3}\d{3,4}\b)").unwrap()
+});
+
+/// True for a source file's line quoted by `grep -n`, `git blame` or `python -m trace`
+/// ([`QUOTED_SOURCE`]): what the file says, not what happened. Its error words are no error,
+/// its numbers no exit code or totals.
+pub fn quoted_source(line: &str) -> bool {
+    QUOTED_SOURCE.is_match(line) && !DIAGNOSTIC_AFTER.is_match(line)
+}
+
 /// The severity of one line. Zero counts ("errors=0", "0 failed") are not errors.
 pub fn severity(line: &str) -> Severity {
     if line.len() > 4000 {
@@ -299,6 +329,7 @@ pub fn severity(line: &str) -> Severity {
         || line.len() <= 120 && SETTING.is_match(line)
         || SOURCE_ECHO.is_match(line) && line.matches(" | ").count() == 1
         || DEBUGGER_NO_SOURCE.is_match(line)
+        || quoted_source(line)
     {
         return Severity::None;
     }
@@ -349,7 +380,7 @@ pub fn is_passed_verdict(line: &str) -> bool {
 
 /// True when the line is a test/build totals line ("Tests run: 7147, Failures: 1", "2 failed, 7 passed", "BUILD FAILURE").
 pub fn is_totals(line: &str) -> bool {
-    line.len() < 400 && TOTALS.is_match(line)
+    line.len() < 400 && TOTALS.is_match(line) && !quoted_source(line)
 }
 
 /// True when the line is a stack frame ("at x.y(Z.java:1)", `File "a.py", line 3`).
@@ -379,6 +410,9 @@ pub fn is_caused_by(line: &str) -> bool {
 
 /// The exit code a line reports ("exited with status 1" -> 1), if any.
 pub fn exit_code(line: &str) -> Option<i64> {
+    if quoted_source(line) {
+        return None;
+    }
     EXIT_CODE
         .captures(line)
         .and_then(|c| c.get(5))

@@ -215,7 +215,7 @@ const TOP_RANKED: usize = 5;
 type RankedField = (f64, String, Vec<(f64, usize)>, Option<usize>, Side);
 
 /// Which end of a ranked field its top values are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Side {
     /// Its smallest numbers.
     Smallest,
@@ -750,12 +750,26 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             }
         }
     }
+    // Template slots of one label (`root/root <*>` of a `tar tv` listing, split into
+    // templates by how many words its file names have) each rank their own lines, but a
+    // line's rank word is its place among all of them: one line is the largest.
+    let whole: HashMap<(String, Side), Vec<(f64, usize)>> = merge_alike(ranked.clone(), top_n)
+        .into_iter()
+        .filter(|m| m.3.is_none())
+        .map(|m| ((slot_label(&m.1).to_string(), m.4), m.2))
+        .collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let fields_shown = if both { 6 } else { 4 };
     for (w, name, top, field, side) in ranked.into_iter().take(fields_shown) {
         let lo = side.low();
-        let values: Vec<f64> = top.iter().map(|v| v.0).collect();
+        let together = field
+            .is_none()
+            .then(|| whole.get(&(slot_label(&name).to_string(), side)))
+            .flatten();
+        let values: Vec<f64> = together.unwrap_or(&top).iter().map(|v| v.0).collect();
         for (k, (x, i)) in top.into_iter().enumerate() {
+            // Not among the top of its label's lines together: ranked, but named by no rank.
+            let outranked = together.is_some_and(|t| t.iter().all(|v| v.1 != i));
             if let Some(f) = field {
                 s.hot.entry(i).or_default().push(f);
                 s.ext_hot.entry(i).or_default().push(f);
@@ -764,9 +778,13 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             let decay = if asks.ranked() { 0.05 } else { 0.12 };
             // Asked for both ends, the smallest take turns with the largest.
             let k2 = if both && lo { k as f64 + 0.5 } else { k as f64 };
-            let v = w * (1.0 - decay * k2).max(0.5);
+            let v = w * (1.0 - decay * k2).max(0.5) * if outranked { 0.95 } else { 1.0 };
             if v > s.ext[i] {
                 s.ext[i] = v;
+                if outranked {
+                    s.ext_why.remove(&i);
+                    continue;
+                }
                 let side = side.word();
                 // Ranked as competitions rank: equal values share the place of the first
                 // of them (two records at the top are both the largest), and say so.
@@ -817,6 +835,40 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         }
     }
     s
+}
+
+/// Template slots of one label ranked on the same side (`root/root <*>` of a `tar tv` listing,
+/// split into templates by how many words its file names have): one ranking of their values
+/// together, so that one line is the largest, not one per template. Fields and other entries
+/// are kept as they are.
+fn merge_alike(ranked: Vec<RankedField>, top_n: usize) -> Vec<RankedField> {
+    let base = slot_label;
+    let mut out: Vec<RankedField> = Vec::new();
+    for r in ranked {
+        let alike = out
+            .iter_mut()
+            .find(|o| o.3.is_none() && r.3.is_none() && o.4 == r.4 && base(&o.1) == base(&r.1));
+        match alike {
+            Some(o) => {
+                o.0 = o.0.max(r.0);
+                o.2.extend(r.2);
+                if o.4.low() {
+                    o.2.sort_by(|a, b| a.0.total_cmp(&b.0));
+                } else {
+                    o.2.sort_by(|a, b| b.0.total_cmp(&a.0));
+                }
+                o.2.dedup_by_key(|v| v.1);
+                o.2.truncate(top_n);
+            }
+            None => out.push(r),
+        }
+    }
+    out
+}
+
+/// A ranked entry's name without the template it was read in (` (in lines like L71)`).
+fn slot_label(name: &str) -> &str {
+    name.find(" (in lines like L").map_or(name, |k| &name[..k])
 }
 
 /// A numeric series: each value with its unit's index.

@@ -485,3 +485,44 @@ fn a_skipped_test_is_no_error() {
         Severity::Error
     );
 }
+
+#[test]
+fn a_quoted_source_line_is_what_the_file_says_not_what_happened() {
+    // grep -n, git blame and python -m trace list files' lines: no error, exit code or totals.
+    for l in [
+        "./test/test_embed.py:84:            timeout=None, returncode=0, input=None,",
+        "./subprocess.py:168:    cmd, output, stdout, stderr, timeout",
+        "enum.py(1104):  except KeyError:",
+        "c8cd1d62e8 (Seed maintainers 2026-12-01 21:24:06 +0000 129) [ERROR] After correcting the problems",
+        "440e3d146e (Seed 0334b9f3 2026-12-01 21:24:06 +0000 130) [WARNING] Tests run: 42, Failures: 0, Errors: 0, Skipped: 1",
+    ] {
+        assert!(quoted_source(l), "{l}");
+        assert_eq!(severity(l), Severity::None, "{l}");
+        assert_eq!(exit_code(l), None, "{l}");
+        assert!(!is_totals(l), "{l}");
+    }
+    // Diagnostics name a column or a level after the line; a log grepped keeps its levels.
+    for l in [
+        "src/main.rs:12:5: error: mismatched types",
+        "app.py:12: error: Incompatible types in assignment",
+        "app.log:12: ERROR payment declined",
+    ] {
+        assert!(!quoted_source(l), "{l}");
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+    assert!(!quoted_source(
+        "docutils/io.py:88:4: E0601: Using variable 'x' before assignment"
+    ));
+}
+
+#[test]
+fn a_diagnostic_in_any_case_is_no_quoted_line() {
+    for l in [
+        "docs/index.rst:12: WARNING: undefined label: 'install'",
+        "docs/api.rst:40: (ERROR/3) Unknown interpreted text role \"foo\".",
+        "lib/app.js:7: Deprecated: use fetch() instead",
+        "pkg/mod.py:3: E501 line too long",
+    ] {
+        assert!(!quoted_source(l), "{l}");
+    }
+}
