@@ -29,6 +29,45 @@ static FAILED_COUNT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:^|[\s,;(\[])([1-9]\d*) (failed|failing|errors?)(?:$|[^:\w])|\b(failures|errors|failed):\s*([1-9]\d*)|build failure|test result: failed|^\s*FAILED\b").unwrap()
 });
 
+/// A run's own last word that it failed, among its last lines: cargo's `error: could not
+/// compile`, rustc's `error: aborting due to`, Gradle's and Maven's `BUILD FAILED` / `BUILD
+/// FAILURE`, TAP's `# fail 2`, a runner's `Error: Process completed with exit code 1`, a crash
+/// (`Segmentation fault`, `core dumped`), a Rust panic.
+static FINAL_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^error: could not compile\b|^error: aborting due to\b|\bBUILD FAIL(?:ED|URE)\b",
+        r"|^# fail(?:ed)? [1-9]|^Error: Process completed with exit code [1-9]",
+        r"|^Segmentation fault\b|\(core dumped\)|^thread '[^']*' panicked at "
+    ))
+    .unwrap()
+});
+/// An exception's last line as Python prints it (`TypeError: unsupported operand …`).
+static EXCEPTION_LAST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b(?::|$)").unwrap()
+});
+/// Nonblank lines at the end read for [`final_failure`].
+const FINAL_LINES: usize = 6;
+/// Lines before a final exception within which its `Traceback (most recent call last):` stands.
+const TRACEBACK_SPAN: usize = 200;
+
+/// The line (index) of `lines` where the run says, at its end, that it failed: a
+/// [`FINAL_FAILURE`] among its last [`FINAL_LINES`] nonblank lines, or a Python traceback
+/// whose exception is among them. `None` when the end says nothing of the kind.
+fn final_failure(lines: &[&str], nonblank: &[usize]) -> Option<usize> {
+    let last: Vec<usize> = nonblank.iter().rev().take(FINAL_LINES).copied().collect();
+    if let Some(&i) = last
+        .iter()
+        .find(|&&i| FINAL_FAILURE.is_match(lines[i].trim_start()))
+    {
+        return Some(i);
+    }
+    let &i = last.iter().find(|&&i| EXCEPTION_LAST.is_match(lines[i]))?;
+    lines[i.saturating_sub(TRACEBACK_SPAN)..i]
+        .iter()
+        .any(|l| l.starts_with("Traceback (most recent call last):"))
+        .then_some(i)
+}
+
 /// True when at least 30% of the lines look like log records (timestamp or level first).
 pub fn looks_like_log(nonblank: &[&str]) -> bool {
     let n = nonblank.len();
@@ -650,7 +689,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
 
     let failed = match ctx.exit_code {
         Some(c) => Some(c != 0),
-        None if failed_by_totals => Some(true),
+        None if failed_by_totals || final_failure(lines, &nonblank).is_some() => Some(true),
         None if !totals.is_empty() => Some(false),
         None => match last_exit {
             Some((_, c)) => Some(c != 0),

@@ -337,3 +337,37 @@ fn a_giant_line_is_read_for_errors_part_by_part() {
     // A short line reads as before.
     assert_eq!(line_severity("ERROR: x"), signal::severity("ERROR: x"));
 }
+
+#[test]
+fn a_run_that_says_at_its_end_it_failed_is_failed() {
+    let ctx_q = Query::new("why did it fail?");
+    let ctx = Ctx {
+        query: &ctx_q,
+        exit_code: None,
+        bytes: 0,
+    };
+    let status = |end: &[&str]| {
+        let mut lines: Vec<String> = (0..300)
+            .map(|i| format!("warning: unused variable: `v{i}`"))
+            .collect();
+        lines.extend(end.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        reduce_lines(&refs, Kind::Lines, &ctx).status
+    };
+    for end in [
+        &["error: could not compile `ledger_core` (lib) due to 1 previous error; 960 warnings emitted"][..],
+        &["# tests 1350", "# pass 1347", "# fail 2", "# cancelled 1"][..],
+        &[
+            "Traceback (most recent call last):",
+            "  File \"invoice_calc.py\", line 5, in line_total",
+            "TypeError: unsupported operand type(s) for *: 'int' and 'str'",
+        ][..],
+    ] {
+        assert!(status(end).starts_with("Failed: "), "{end:?}: {}", status(end));
+    }
+    // An exception's name in the last lines, with no traceback, is no verdict.
+    let s = status(&["see ValueError: in the docs"]);
+    assert!(!s.starts_with("Failed"), "{s}");
+    let s = status(&["# fail 0"]);
+    assert!(!s.starts_with("Failed"), "{s}");
+}
