@@ -168,6 +168,8 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
                 stat: None,
             });
         } else if let Some(rest) = l.strip_prefix("+++ ") {
+            // `diff -u` writes the file's time after a tab (`+++ b/x.py\t2026-12-06 03:59:01…`).
+            let rest = rest.split('\t').next().unwrap_or(rest);
             let name = rest.trim_start_matches("b/").to_string();
             // A `diff --git` header already named this file unless it has changes recorded.
             if files
@@ -446,6 +448,25 @@ mod tests {
             r.items
                 .iter()
                 .any(|i| i.text.starts_with("kind: diff; 7 lines;")),
+            "{:?}",
+            r.items
+        );
+    }
+
+    #[test]
+    fn a_diff_u_file_is_named_without_its_time() {
+        let d = "diff -ru a/_policybase.py b/_policybase.py\n--- a/_policybase.py\t2026-12-06 03:59:01.83 +0000\n+++ b/_policybase.py\t2026-12-06 03:59:01.83 +0000\n@@ -1,2 +1,2 @@\n-    max_line_length = 78\n+    max_line_length = 998\n ctx\n";
+        let q = Query::new("");
+        let ctx = Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: 0,
+        };
+        let r = reduce(d, &ctx);
+        assert!(
+            r.items
+                .iter()
+                .any(|i| i.text == "_policybase.py: lines added 1, removed 1"),
             "{:?}",
             r.items
         );

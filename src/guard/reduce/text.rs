@@ -19,8 +19,11 @@ const MAX_TEMPLATE_TOKENS: usize = 40;
 /// Templates compared per bucket (most recent first), which bounds the cost on huge inputs.
 const MAX_CANDIDATES: usize = 300;
 
+/// A log record's start: a timestamp near the line's start (ISO `2024-05-01T10:00`, nginx's and
+/// Go's `2025/12/06 03:00:08`, an access log's `[29/May/2024:15:37:49`, syslog's `Jan  1
+/// 10:00:00`, a clock) or a level.
 static LOG_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^.{0,60}?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\[?\w{3} \w{3} +\d{1,2} \d{2}:\d{2}|^\d{6} \d{6}|^\w{3} +\d{1,2} \d{2}:\d{2}:\d{2}|^\[?\d{2}:\d{2}:\d{2}|^\[?(INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b").unwrap()
+    Regex::new(r"^.{0,60}?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|^\d{4}/\d{2}/\d{2}[T ]\d{2}:\d{2}|^.{0,60}?\[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}|^\[?\w{3} \w{3} +\d{1,2} \d{2}:\d{2}|^\d{6} \d{6}|^\w{3} +\d{1,2} \d{2}:\d{2}:\d{2}|^\[?\d{2}:\d{2}:\d{2}|^\[?(INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b").unwrap()
 });
 static TEST_REPORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)=+ test session starts =+|short test summary info|^\s*Tests:\s+\d+|^test result: |^running \d+ tests?$|^\s*(PASS|FAIL)\s+\S+\.(js|ts|tsx|jsx|mjs)\b|^=+ .*\d+ (passed|failed).* in [\d.]+s").unwrap()

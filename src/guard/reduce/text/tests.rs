@@ -371,3 +371,18 @@ fn a_run_that_says_at_its_end_it_failed_is_failed() {
     let s = status(&["# fail 0"]);
     assert!(!s.starts_with("Failed"), "{s}");
 }
+
+#[test]
+fn an_nginx_error_log_is_a_log_not_a_table() {
+    let lines: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                "2025/12/06 03:00:{:02} [error] 2203#2203: *{} upstream timed out (110: Connection timed out) while reading response header from upstream, client: 203.0.113.{i}, server: shop.example.com, request: \"GET /api/v2/cart HTTP/1.1\", host: \"shop.example.com\"",
+                i % 60,
+                100_000 + i
+            )
+        })
+        .collect();
+    let text = lines.join("\n");
+    assert_eq!(crate::guard::reduce::detect(&text), Kind::Log);
+}
