@@ -72,7 +72,18 @@ pub fn is_rule(line: &str) -> bool {
 
 /// A header found in the first lines: its 0-based line index and its columns (char offset, name).
 pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
+    // A line a rule is drawn under (`id    name    status` over `----  ------  ------`, as
+    // `sqlite3 -column`, `psql` and SQL*Plus print) heads the table, whatever its case and
+    // whatever precedes it (a query plan printed first).
+    let ruled = (0..lines.len().min(10)).find(|&i| {
+        !lines[i].trim().is_empty()
+            && !is_rule(lines[i])
+            && lines.get(i + 1).is_some_and(|n| is_rule(n))
+    });
     for (i, l) in lines.iter().enumerate().take(10) {
+        if ruled.is_some_and(|r| i < r) {
+            continue;
+        }
         let (body, shift) = match l.strip_prefix("||/ ") {
             Some(rest) => (rest, 4),
             None => (*l, 0),
@@ -120,7 +131,8 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
             && numeric * 10 >= rows.len() * 7;
         let header = upper * 10 >= cols.len() * 7
             || (groups >= 3 && title * 10 >= cols.len() * 7)
-            || over_numbers;
+            || over_numbers
+            || ruled == Some(i);
         // A title set off by a blank line (`UNIVERSITY OF HOUSTON BROWNIAN DYNAMICS`, then
         // the program's banner) heads no columns: a header's rows follow it at once.
         let titled = lines.get(i + 1).is_some_and(|n| n.trim().is_empty());

@@ -209,3 +209,26 @@ fn rules_are_no_rows() {
         assert!(!is_rule(l), "{l}");
     }
 }
+
+#[test]
+fn the_line_over_a_rule_is_the_header_whatever_precedes_it() {
+    // sqlite3 -column after EXPLAIN QUERY PLAN: the plan's last line is no header.
+    let lines = [
+        "QUERY PLAN",
+        "|--SCAN o",
+        "|--SEARCH c USING INTEGER PRIMARY KEY (rowid=?)",
+        "`--USE TEMP B-TREE FOR ORDER BY",
+        "id    name           country  status         total_cents  created",
+        "----  -------------  -------  -------------  -----------  --------------------",
+        "1172  Hana Kowalski  PT       paid           85112        2026-01-01T05:18:00Z",
+        "900   Chen Berg      PT       paid           10546        2026-01-01T10:11:00Z",
+        "17    Ana Silva      DE       refund_failed  4410         2026-01-02T08:00:00Z",
+    ];
+    let (h, cols) = find_header(&lines).expect("a header");
+    assert_eq!(h, 4);
+    let names: Vec<&str> = cols.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(
+        names,
+        ["id", "name", "country", "status", "total_cents", "created"]
+    );
+}
