@@ -72,13 +72,20 @@ pub fn is_rule(line: &str) -> bool {
 
 /// A header found in the first lines: its 0-based line index and its columns (char offset, name).
 pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
-    // A line a rule is drawn under (`id    name    status` over `----  ------  ------`, as
-    // `sqlite3 -column`, `psql` and SQL*Plus print) heads the table, whatever its case and
-    // whatever precedes it (a query plan printed first).
+    // A line a rule of one dash run per column is drawn under (`id    name    status` over
+    // `----  ------  ------`, as `sqlite3 -column` and SQL*Plus print) heads the table,
+    // whatever its case and whatever precedes it (a query plan printed first). A banner over
+    // one long rule is no header.
     let ruled = (0..lines.len().min(10)).find(|&i| {
-        !lines[i].trim().is_empty()
+        let words = lines[i].split_whitespace().count();
+        lines[i].starts_with(|c: char| !c.is_whitespace())
             && !is_rule(lines[i])
-            && lines.get(i + 1).is_some_and(|n| is_rule(n))
+            && words >= 2
+            && lines.get(i + 1).is_some_and(|n| {
+                is_rule(n)
+                    && n.split_whitespace().count() == words
+                    && n.split_whitespace().all(|g| g.chars().all(|c| c == '-'))
+            })
     });
     for (i, l) in lines.iter().enumerate().take(10) {
         if ruled.is_some_and(|r| i < r) {
