@@ -65,6 +65,9 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     })))
 }
 
+/// Most characters of the tool's error message quoted in [`preface`]'s line.
+const MAX_ERROR_CHARS: usize = 300;
+
 /// The reason's first line: [`PREFACE`], or, when the tool reported an error (`error`: an
 /// object with a `message`, or a string), that error, which the summary of the output alone
 /// may not say (`Command exited with code 101`).
@@ -75,6 +78,16 @@ pub fn preface(resp: &Value) -> String {
             .and_then(Value::as_str)
             .or_else(|| e.as_str())
             .map_or_else(|| e.to_string(), str::to_string)
+    });
+    // A long error (a stack trace as the message) is the output's to show, not this line's: the
+    // line stays short, as its tokens come out of the answer's cap.
+    let message = message.map(|m| {
+        if m.chars().count() > MAX_ERROR_CHARS {
+            let head: String = m.chars().take(MAX_ERROR_CHARS).collect();
+            format!("{head}…")
+        } else {
+            m
+        }
     });
     match message {
         Some(m) => format!(
@@ -88,6 +101,15 @@ pub fn preface(resp: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_error_is_clipped_in_the_first_line() {
+        let long = "x".repeat(5_000);
+        let p = preface(&json!({"error": {"message": long}}));
+        assert!(p.chars().count() < MAX_ERROR_CHARS + 120, "{}", p.len());
+        assert!(p.starts_with("the tool reported an error (xxx"), "{p}");
+        assert!(p.contains("…); toolsum saved"), "{p}");
+    }
 
     #[test]
     fn a_reported_error_is_kept_in_the_reason() {
