@@ -753,11 +753,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     // Template slots of one label (`root/root <*>` of a `tar tv` listing, split into
     // templates by how many words its file names have) each rank their own lines, but a
     // line's rank word is its place among all of them: one line is the largest.
-    let whole: HashMap<(String, Side), Vec<(f64, usize)>> = merge_alike(ranked.clone(), top_n)
-        .into_iter()
-        .filter(|m| m.3.is_none())
-        .map(|m| ((slot_label(&m.1).to_string(), m.4), m.2))
-        .collect();
+    let whole = slot_rankings(&ranked, top_n);
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let fields_shown = if both { 6 } else { 4 };
     for (w, name, top, field, side) in ranked.into_iter().take(fields_shown) {
@@ -838,30 +834,24 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
 }
 
 /// Template slots of one label ranked on the same side (`root/root <*>` of a `tar tv` listing,
-/// split into templates by how many words its file names have): one ranking of their values
-/// together, so that one line is the largest, not one per template. Fields and other entries
-/// are kept as they are.
-fn merge_alike(ranked: Vec<RankedField>, top_n: usize) -> Vec<RankedField> {
-    let base = slot_label;
-    let mut out: Vec<RankedField> = Vec::new();
-    for r in ranked {
-        let alike = out
-            .iter_mut()
-            .find(|o| o.3.is_none() && r.3.is_none() && o.4 == r.4 && base(&o.1) == base(&r.1));
-        match alike {
-            Some(o) => {
-                o.0 = o.0.max(r.0);
-                o.2.extend(r.2);
-                if o.4.low() {
-                    o.2.sort_by(|a, b| a.0.total_cmp(&b.0));
-                } else {
-                    o.2.sort_by(|a, b| b.0.total_cmp(&a.0));
-                }
-                o.2.dedup_by_key(|v| v.1);
-                o.2.truncate(top_n);
-            }
-            None => out.push(r),
+/// split into templates by how many words its file names have), by (label, side): the top
+/// `top_n` of their values together, so that one line is the largest, not one per template.
+/// Fields are left out.
+fn slot_rankings(ranked: &[RankedField], top_n: usize) -> HashMap<(String, Side), Series> {
+    let mut out: HashMap<(String, Side), Series> = HashMap::new();
+    for r in ranked.iter().filter(|r| r.3.is_none()) {
+        out.entry((slot_label(&r.1).to_string(), r.4))
+            .or_default()
+            .extend(r.2.iter().copied());
+    }
+    for ((_, side), vals) in out.iter_mut() {
+        if side.low() {
+            vals.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        } else {
+            vals.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         }
+        vals.dedup_by_key(|v| v.1);
+        vals.truncate(top_n);
     }
     out
 }

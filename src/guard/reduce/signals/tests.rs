@@ -833,3 +833,34 @@ fn the_earliest_date_of_a_line_template_answers_expires_first() {
         .values()
         .all(|w| !w.contains("earliest") && !w.contains("latest")));
 }
+
+#[test]
+fn one_line_is_the_largest_across_templates_of_one_label() {
+    // A tar listing: names of one word and of three words make two templates of one slot.
+    let mut text = String::new();
+    for i in 0..40 {
+        let size = if i == 17 {
+            8_417_971
+        } else {
+            1_000 + (i * 7_919) % 5_000
+        };
+        text.push_str(&format!(
+            "-rw-r--r-- root/root {size:>8} 2023-01-20 19:58 doc/pkg{i}/copyright\n"
+        ));
+        let small = if i == 5 { 3_538 } else { 100 + (i * 31) % 97 };
+        text.push_str(&format!(
+            "-rw-r--r-- root/root {small:>8} 2023-01-20 19:58 doc/pkg{i}/python 2 sunset.rst\n"
+        ));
+    }
+    let u = build(&text, Kind::Lines);
+    let intent = "Which is the largest file in the archive?";
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let largest: Vec<&str> = s
+        .ext_why
+        .iter()
+        .filter(|(_, w)| w.starts_with("largest"))
+        .map(|(i, _)| u.units[*i].text.as_str())
+        .collect();
+    assert_eq!(largest.len(), 1, "{largest:?}");
+    assert!(largest[0].contains("8417971"), "{largest:?}");
+}
