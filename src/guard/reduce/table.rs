@@ -375,6 +375,8 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
     }
     // Column profiles.
     let mut flagged: Vec<(usize, f64, &str)> = Vec::new();
+    // Every row with a rare value, counted; only a few examples of each value are shown.
+    let mut rare_rows: std::collections::HashSet<usize> = Default::default();
     let mut numeric: Vec<usize> = Vec::new();
     #[allow(clippy::needless_range_loop)] // `c` indexes both the header and each row's fields
     for c in 0..ncols {
@@ -403,8 +405,11 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
                     let v = f.get(c).map_or("", |s| s.as_str());
                     let seen = shown.entry(v).or_default();
                     *seen += 1;
-                    if counts[v] * 10 <= rows.len() && *seen <= 3 {
-                        flagged.push((ri, 45.0, "rare value"));
+                    if counts[v] * 10 <= rows.len() {
+                        rare_rows.insert(ri);
+                        if *seen <= 3 {
+                            flagged.push((ri, 45.0, "rare value"));
+                        }
                     }
                 }
             }
@@ -427,15 +432,17 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
                 .is_some_and(|v| signal::severity(v) == Severity::Error)
         }) {
             flagged.push((ri, 100.0, "error word"));
+            rare_rows.insert(ri);
         }
     }
     flagged.sort_by_key(|(ri, _, _)| *ri);
     flagged.dedup_by_key(|(ri, _, _)| *ri);
+    let n_flagged = rare_rows.len();
     if !flagged.is_empty() {
         o.fact(
             format!(
                 "flagged rows (error words or rare values): {}",
-                derived(flagged.len(), rows.len(), "the rows")
+                derived(n_flagged, rows.len(), "the rows")
             ),
             MUST,
         );
@@ -525,7 +532,7 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
         } else {
             format!(
                 "; flagged by error words or rare values: {} rows",
-                derived(flagged.len(), rows.len(), "the rows")
+                derived(n_flagged, rows.len(), "the rows")
             )
         }
     );

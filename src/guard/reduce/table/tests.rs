@@ -28,6 +28,35 @@ fn kubectl_table_flags_rare_status() {
 }
 
 #[test]
+fn the_flagged_count_counts_every_rare_row_not_the_examples_shown() {
+    // 30 `Warning` rows among 300: a few are quoted, all 30 are counted.
+    let mut t = String::from("NAMESPACE   TYPE      REASON     MESSAGE\n");
+    for i in 0..300 {
+        let ty = if i % 10 == 0 { "Warning" } else { "Normal " };
+        t.push_str(&format!("default     {ty}   Pulled     pulled image {i}\n"));
+    }
+    let q = Query::new("anything odd?");
+    let ctx = Ctx {
+        query: &q,
+        exit_code: None,
+        bytes: 0,
+    };
+    let r = reduce(&t, Kind::Table, &ctx).unwrap();
+    assert!(
+        r.status
+            .contains("flagged by error words or rare values: 30 rows"),
+        "{}",
+        r.status
+    );
+    let quoted = r
+        .items
+        .iter()
+        .filter(|i| i.section == Section::Errors)
+        .count();
+    assert!(quoted < 30, "{quoted}");
+}
+
+#[test]
 fn title_case_headers_laid_out_in_columns_are_tables_and_prose_is_not() {
     let df = "Filesystem      Size  Used Avail Use% Mounted on\n\
               /dev/sda1        50G   20G   28G  42% /\n\
