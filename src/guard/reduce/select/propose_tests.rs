@@ -238,3 +238,42 @@ fn an_embedded_diagnostic_brings_its_location() {
     assert!(propose::LOCATION.is_match("at handler (src/server.js:12:5)"));
     assert!(!propose::LOCATION.is_match("= help: if this value is `None`, it will panic"));
 }
+
+#[test]
+fn a_row_rare_in_two_columns_is_shown_beside_many_rows_rare_in_one() {
+    // kubectl events: 60 `Warning Unhealthy` rows (rare in TYPE only) and one `Warning
+    // OOMKilling` row (rare in TYPE and REASON) among 600 `Normal` rows. The question names
+    // none of them: the OOMKilling row is a kind of its own, shown before a 2nd Unhealthy.
+    let mut text = String::from("NAMESPACE  TYPE     REASON      OBJECT          MESSAGE\n");
+    let reasons = ["Pulled", "Created", "Started", "Scheduled", "Killing"];
+    for i in 0..660 {
+        let (ty, reason, msg) = if i == 400 {
+            (
+                "Warning",
+                "OOMKilling",
+                "Memory cgroup out of memory: Killed process 48213 (java)",
+            )
+        } else if i % 11 == 0 {
+            (
+                "Warning",
+                "Unhealthy",
+                "Readiness probe failed: HTTP probe failed with statuscode: 503",
+            )
+        } else {
+            ("Normal", reasons[i % 5], "Successfully did the usual thing")
+        };
+        text.push_str(&format!(
+            "checkout   {ty:<8} {reason:<11} pod/api-{i:05}  {msg}\n"
+        ));
+    }
+    let kind = crate::guard::reduce::Kind::Table;
+    let c = generic_candidates(&text, kind, "Why is the checkout worker pod restarting?");
+    let out = select_with(c, 300, &Bytes, &Policy::default(), &Headers::of(&text));
+    let shown: Vec<&str> = out.iter().map(|i| i.text.as_str()).collect();
+    assert!(
+        shown
+            .iter()
+            .any(|t| t.contains("Killed process 48213 (java)")),
+        "{shown:?}"
+    );
+}
