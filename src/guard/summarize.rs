@@ -192,33 +192,6 @@ pub fn pack(items: &[Item], budget: usize, counter: &dyn TokenCounter) -> Vec<It
     out
 }
 
-fn render_sections(items: &[Item]) -> (String, String, String) {
-    let mut by: [Vec<&Item>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    for it in items {
-        let k = match it.section {
-            Section::KeyFacts => 0,
-            Section::Evidence => 1,
-            Section::Errors => 2,
-        };
-        by[k].push(it);
-    }
-    let mut outs = Vec::new();
-    for (k, v) in by.iter_mut().enumerate() {
-        if k == 0 {
-            v.sort_by(|a, b| b.prio.total_cmp(&a.prio).then(a.order.cmp(&b.order)));
-            // Musts first in their given order, then the rest by priority.
-            v.sort_by_key(|i| (i.prio < MUST, if i.prio >= MUST { i.order } else { 0 }));
-        } else {
-            v.sort_by_key(|i| (i.line.unwrap_or(0), i.order));
-        }
-        outs.push(v.iter().map(|i| i.render()).collect::<Vec<_>>().join("\n"));
-    }
-    let e = outs.pop().unwrap_or_default();
-    let ev = outs.pop().unwrap_or_default();
-    let kf = outs.pop().unwrap_or_default();
-    (kf, ev, e)
-}
-
 /// Priority added to a reduction item in proportion to how well it matches the question when
 /// a saved output is asked ([`summarize_focused`]): above every error line's (at most ~150),
 /// so the lines that answer the question win the budget; facts marked [`MUST`] stay first.
@@ -725,7 +698,7 @@ pub fn summarize_focused(
     let sections = |packed: &[Item]| {
         let mut all = packed.to_vec();
         all.push(shown_fact(input.text, input.bytes, packed));
-        let (facts, evidence, errors) = render_sections(&all);
+        let (facts, evidence, errors) = render::sections(&all, input.text);
         let mut text = format!("Status: {}\nKey facts:\n{facts}\n", status.trim());
         if !evidence.is_empty() {
             text.push_str(&format!("Evidence:\n{evidence}\n"));
@@ -778,6 +751,7 @@ pub fn summarize_focused(
 mod checks;
 mod frame;
 mod model;
+mod render;
 
 use checks::{
     clip_tokens, has_substance, parse_model, status_consistent, FAIL_WORD, HEADER, SUCCESS_CLAIM,
