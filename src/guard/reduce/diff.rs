@@ -7,6 +7,12 @@ use super::rank::bm25;
 use super::text::normalise;
 use super::{count, fmt_num, show_line, Ctx, Item, Kind, Reduction, Section, MUST};
 
+mod edits;
+
+/// Priority added to both lines of an edit of its own kind among many alike
+/// ([`edits::rare_edits`]): above a hunk header's (30), like a good match to the question.
+const RARE_EDIT_PRIO: f64 = 40.0;
+
 /// Most files listed in one commit's fact; the rest are counted ("and 9 more files").
 const FILES_PER_COMMIT: usize = 5;
 
@@ -380,12 +386,19 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
     }
     let docs: Vec<&str> = changed.iter().map(|&(i, _)| lines[i]).collect();
     let scores = normalise(&bm25(ctx.query, &docs));
+    let at: Vec<usize> = changed.iter().map(|&(i, _)| i).collect();
+    let rare = edits::rare_edits(&lines, &at);
     for (k, &(i, f)) in changed.iter().enumerate() {
+        let odd = if rare.contains(&i) {
+            RARE_EDIT_PRIO
+        } else {
+            0.0
+        };
         items.push(Item::line(
             Section::Evidence,
             i + 1,
             format!("{}{}", whose(f), show_line(lines[i])),
-            5.0 + 50.0 * scores[k] - k as f64 * 0.001,
+            5.0 + 50.0 * scores[k] + odd - k as f64 * 0.001,
         ));
     }
     // A commit message's lines, each with its commit (a message says why, its diff what).
