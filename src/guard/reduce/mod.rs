@@ -344,14 +344,33 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     })
 }
 
-/// Indentation width of a line: spaces count 1, a tab 4. Shared by the block headers shown
-/// with a line ([`select::Headers`]) and the openers it is scored with.
+/// Indentation width of a line: spaces count 1, a tab 4, and so does a tree's drawing before
+/// a node ([`TREE_PREFIX`]: `│   ├── zip v9.8.2` is 8 deep, under `├── candle-core …` at 0).
+/// Shared by the block headers shown with a line ([`select::Headers`]) and the openers it is
+/// scored with.
 pub(crate) fn indent(line: &str) -> usize {
-    line.chars()
-        .take_while(|c| *c == ' ' || *c == '\t')
-        .map(|c| if c == '\t' { 4 } else { 1 })
-        .sum()
+    let width = |t: &str| -> usize { t.chars().map(|c| if c == '\t' { 4 } else { 1 }).sum() };
+    if let Some(m) = TREE_PREFIX.find(clip_str(line, 400)) {
+        return width(m.as_str());
+    }
+    width(
+        line.split(|c: char| c != ' ' && c != '\t')
+            .next()
+            .unwrap_or(""),
+    )
 }
+
+/// True for a line that is a node of a drawn tree ([`TREE_PREFIX`]).
+pub(crate) fn tree_node(line: &str) -> bool {
+    TREE_PREFIX.is_match(clip_str(line, 400))
+}
+
+/// The drawing before a tree's node (`cargo tree`, `npm ls`, `tree`, `pstree`): bars of the
+/// levels above (`│   `), then a branch (`├── `, `└── `, or ASCII `|-- `, `` `-- ``).
+static TREE_PREFIX: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"^[ \t]*(?:[│┃|][ \t]+)*(?:[├└┣┗][─━]{1,3}|[|`]--)[ \t]?")
+        .expect("tree prefix pattern")
+});
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
 pub fn clip_str(s: &str, max: usize) -> &str {
@@ -499,6 +518,19 @@ pub fn fmt_num(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tree_node_is_as_deep_as_its_drawing() {
+        assert_eq!(indent("├── candle-core feature \"default\""), 4);
+        assert_eq!(indent("│   └── candle-core v0.11.1"), 8);
+        assert_eq!(indent("│       ├── zip v9.8.2"), 12);
+        assert_eq!(indent("|   `-- lodash@4.17.21"), 8);
+        assert_eq!(indent("    plain = 1"), 4);
+        assert_eq!(indent("\tx"), 4);
+        // A table's rows and rules are no tree.
+        assert_eq!(indent("| a | b |"), 0);
+        assert_eq!(indent("│ 1  │ alice │"), 0);
+    }
 
     #[test]
     fn detects_kinds() {

@@ -377,6 +377,11 @@ impl Headers {
                         best = p + 1;
                     }
                 }
+                // A tree's node is named by its parent node, not the root (`zip v9.8.2`
+                // under `candle-core v0.11.1`, which pulls it in).
+                if best > 0 && super::super::tree_node(lines[n - 1]) {
+                    break;
+                }
                 p = near[p];
             }
             if best > 0 {
