@@ -20,6 +20,7 @@ use super::intent::Asks;
 use super::rank::{bm25_discriminating, tokenize, Query};
 use super::signal::{self, Severity};
 use super::units::{Unit, UnitKind, Units};
+use slots::{slot_label, slot_rankings, Series};
 
 mod chosen;
 mod dates;
@@ -32,6 +33,7 @@ mod mining;
 mod scoped;
 mod series;
 mod set_aside;
+mod slots;
 mod subset;
 
 pub use each::section_firsts;
@@ -170,10 +172,6 @@ fn status_field(own: &str) -> bool {
             || b[at].is_ascii_uppercase() && b[at - 1].is_ascii_lowercase()
     })
 }
-
-/// What a template slot's extremes weigh when no word names its numbers (no literal token
-/// before or after it), against a slot a word labels (measured: dev +3, holdout sets 0).
-const UNNAMED_SLOT: f64 = 0.85;
 
 /// Fewest units with a field for its statistics to mean anything.
 const MIN_FIELD_UNITS: usize = 8;
@@ -595,126 +593,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         }
     }
     // Slots of line templates ("took 350ms", "pause 12.5ms").
-    for (ti, t) in u.templates.iter().enumerate() {
-        if t.count < extremes::MIN_NAMED_UNITS || t.shaped {
-            continue;
-        }
-        let tt: Vec<&str> = t.text.split(' ').collect();
-        let slots = tt.iter().filter(|x| **x == "<*>").count();
-        for slot in 0..slots {
-            // The slot's numbers, by the words the template's other slots hold (`# of
-            // <*> failures <*>`: the unexpected failures are one series, the expected
-            // another).
-            let mut series: std::collections::BTreeMap<Vec<String>, Series> =
-                std::collections::BTreeMap::new();
-            // A line written again word for word (`Retention index (RI) = 0.7727` of 60 of
-            // 89 trees) is one value, not the smallest three times over.
-            let mut said: std::collections::HashSet<&str> = Default::default();
-            let mut slot_lines = 0usize;
-            for (i, unit) in u.units.iter().enumerate().filter(|(_, x)| x.template == ti) {
-                if !said.insert(unit.text.trim()) {
-                    continue;
-                }
-                let mut k = 0;
-                let mut val = None;
-                let mut counted = false;
-                let mut words: Vec<String> = Vec::new();
-                let toks: Vec<&str> = unit.text.split_whitespace().collect();
-                for (p, &tok) in toks.iter().enumerate().take(tt.len()) {
-                    if tt[p] == "<*>" {
-                        if k == slot {
-                            val = fields::slot_number(tok).filter(|_| {
-                                !extremes::line_ref(tok) && !extremes::hex_byte(&toks, p)
-                            });
-                            counted = !placeholder(tok);
-                        } else if number(tok).is_none() && !tok.chars().any(|c| c.is_ascii_digit())
-                        {
-                            words.push(tok.to_string());
-                        }
-                        k += 1;
-                    }
-                }
-                slot_lines += usize::from(counted || val.is_some());
-                if let Some(x) = val {
-                    series.entry(words).or_default().push((x, i));
-                }
-            }
-            // A slot mostly of other tokens (objdump's opcode bytes `c5`, `f0` beside `30`)
-            // is no measure, as a field of mostly words is not.
-            let numbers: usize = series.values().map(Vec::len).sum();
-            if numbers * 10 < slot_lines * MIN_NUMERIC_TENTHS {
-                continue;
-            }
-            // Words that split the series into a few large ones (a category); ids or names
-            // unique to each line split nothing.
-            let big = series
-                .values()
-                .filter(|v| v.len() >= MIN_FIELD_UNITS)
-                .count();
-            let series: Vec<(Vec<String>, Series)> =
-                if series.len() >= 2 && series.len() <= MAX_SLOT_SERIES && big == series.len() {
-                    series.into_iter().collect()
-                } else {
-                    vec![(Vec::new(), series.into_values().flatten().collect())]
-                };
-            let pos = tt
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| **x == "<*>")
-                .nth(slot)
-                .map_or(0, |(p, _)| p);
-            // The label of a slot: the nearest literal token before it; but a count written
-            // before its noun after a clause's end (`…input, <*> bytes`, `…collisions, <*>
-            // interface resets`) is labelled by the words after it.
-            let before = tt[..pos].iter().rev().find(|x| **x != "<*>").copied();
-            let after: Vec<&str> = tt
-                .get(pos + 1..)
-                .unwrap_or(&[])
-                .iter()
-                .take(2)
-                .take_while(|x| x.chars().all(|c| c.is_alphabetic() || c == ','))
-                .copied()
-                .collect();
-            let after = after
-                .iter()
-                .position(|x| x.ends_with(','))
-                .map_or(&after[..], |k| &after[..=k])
-                .iter()
-                .map(|x| x.trim_end_matches(','))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let no_word = before.is_none() && after.is_empty();
-            let label = match before {
-                Some(b) if !b.ends_with([',', ';']) => b.to_string(),
-                _ if !after.is_empty() => after,
-                Some(b) => b.to_string(),
-                None => "value".to_string(),
-            };
-            // A number no word names (`setfield_gc(p159, 291, descr=…)`: no literal token
-            // before or after it). A label of punctuation (`i155 = int_sub(…)`'s `=`) is not
-            // counted as unnamed: that cost the `_d` holdout 2 facts.
-            let unnamed = no_word;
-            let literal = label.as_str();
-            for (words, mut vals) in series {
-                vals.sort_by_key(|v| v.1);
-                let label = if words.is_empty() {
-                    literal.to_string()
-                } else {
-                    format!("{} {literal}", words.join(" "))
-                };
-                let d = Dist::series(&label, vals.len());
-                if let Some(r) = extreme_field(&label, vals, &d, q, lo, top_n, asks.ranked()) {
-                    ranked.push((
-                        r.0 * 0.9 * if unnamed { UNNAMED_SLOT } else { 1.0 },
-                        format!("{label} (in lines like L{})", t.first),
-                        r.1,
-                        None,
-                        Side::of(lo),
-                    ));
-                }
-            }
-        }
-    }
+    ranked.extend(slots::slot_extremes(u, q, asks, lo, top_n));
     // Counts of one noun across templates (`with 145 ops`, `with 260 ops`).
     for (noun, vals) in extremes::quantities(u) {
         let d = Dist::series(&noun, vals.len());
@@ -832,40 +711,6 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
     s
 }
-
-/// Template slots of one label ranked on the same side (`root/root <*>` of a `tar tv` listing,
-/// split into templates by how many words its file names have), by (label, side): the top
-/// `top_n` of their values together, so that one line is the largest, not one per template.
-/// Fields are left out.
-fn slot_rankings(ranked: &[RankedField], top_n: usize) -> HashMap<(String, Side), Series> {
-    let mut out: HashMap<(String, Side), Series> = HashMap::new();
-    for r in ranked.iter().filter(|r| r.3.is_none()) {
-        out.entry((slot_label(&r.1).to_string(), r.4))
-            .or_default()
-            .extend(r.2.iter().copied());
-    }
-    for ((_, side), vals) in out.iter_mut() {
-        if side.low() {
-            vals.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        } else {
-            vals.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        }
-        vals.dedup_by_key(|v| v.1);
-        vals.truncate(top_n);
-    }
-    out
-}
-
-/// A ranked entry's name without the template it was read in (` (in lines like L71)`).
-fn slot_label(name: &str) -> &str {
-    name.find(" (in lines like L").map_or(name, |k| &name[..k])
-}
-
-/// A numeric series: each value with its unit's index.
-type Series = Vec<(f64, usize)>;
-
-/// Most series one template slot is split into by the words at its other slots.
-const MAX_SLOT_SERIES: usize = 4;
 
 /// Most leaves with one summary key (`version`, `status`) for them to be summary leaves.
 const MAX_SUMMARY_LEAVES: usize = 3;

@@ -125,3 +125,45 @@ fn a_numbering_is_no_measure() {
     let ids: Vec<(f64, usize)> = (1..=9).rev().map(|v| (v as f64, v)).collect();
     assert!(super::extremes::numbering(&ids, 1.0, 9.0));
 }
+
+#[test]
+fn a_slot_splits_by_a_category_word_not_by_each_lines_name() {
+    // `git cat-file --batch-check`: trees and blobs in one template, each line with its own
+    // path (no digits in it). The sizes split by `blob` / `tree`, not by path, so the blob
+    // series the question names ranks: the largest blob is the top extreme.
+    let names = [
+        "docs",
+        "src/main.rs",
+        "README.md",
+        "tests/data.xml",
+        "scripts/run.sh",
+    ];
+    let mut text = String::new();
+    for i in 0..400 {
+        let kind = if i % 2 == 0 { "blob" } else { "tree" };
+        let size = 100 + (i * 7919 + i * i * 31) % 90_000;
+        let name = format!(
+            "{}/{}",
+            names[i % 5],
+            ["alpha", "beta", "gamma", "delta"][i % 4]
+        );
+        text.push_str(&format!(
+            "{kind} {:040x} {size} {name}x{}\n",
+            i * 7919,
+            "y".repeat(i % 7)
+        ));
+    }
+    text.push_str(&format!("blob {:040x} 615304 tests/corpus/big.xml\n", 42));
+    let intent = "Which blob is the largest object in the repository history?";
+    let u = build(&text, Kind::Lines);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    assert!(
+        u.units[best].text.contains("615304"),
+        "{}",
+        u.units[best].text
+    );
+    assert!(s.ext[best] >= 0.55, "{}", s.ext[best]);
+}
