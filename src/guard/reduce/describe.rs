@@ -89,8 +89,25 @@ pub fn looks_like_describe(nonblank: &[&str]) -> bool {
         .take(40)
         .collect();
     let keyed = top.iter().filter(|l| TOP_KEY.is_match(l)).count();
-    keyed >= 4 && keyed * 10 >= top.len() * 8
+    // `pip show` and `dpkg -s` pages are `Name:` and `Key:` lines too; a Kubernetes object
+    // has labels, annotations, a namespace or a creation time.
+    let kubernetes = top.iter().any(|l| {
+        KUBERNETES_KEYS
+            .iter()
+            .any(|k| l.strip_prefix(k).is_some_and(|r| r.starts_with(':')))
+    });
+    keyed >= 4 && keyed * 10 >= top.len() * 8 && kubernetes
 }
+
+/// Keys of every `kubectl describe` page (pods, nodes, deployments, services…), at least one
+/// of which [`looks_like_describe`] needs among the top-level lines.
+const KUBERNETES_KEYS: &[&str] = &[
+    "Namespace",
+    "Labels",
+    "Annotations",
+    "CreationTimestamp",
+    "Events",
+];
 
 /// True for the dashes line under a table header (`----  ------`).
 fn is_rule(line: &str) -> bool {
@@ -538,5 +555,29 @@ Events:
             Kind::Describe
         );
         assert!(!looks_like_describe(&["hello", "Name: x"]));
+    }
+
+    #[test]
+    fn a_pip_show_page_is_not_a_describe_page() {
+        let pip = [
+            "Name: botocore",
+            "Version: 1.43.11",
+            "Summary: Low-level, data-driven core of boto 3.",
+            "Home-page: https://github.com/boto/botocore",
+            "License: Apache-2.0",
+            "Requires: jmespath, python-dateutil, urllib3",
+            "Files:",
+            "  botocore/__init__.py",
+        ];
+        assert!(!looks_like_describe(&pip));
+        let pod = [
+            "Name:         web-0",
+            "Namespace:    default",
+            "Priority:     0",
+            "Node:         node-1/10.0.0.1",
+            "Status:       Running",
+            "IP:           10.1.0.7",
+        ];
+        assert!(looks_like_describe(&pod));
     }
 }
