@@ -410,7 +410,7 @@ pub fn is_caused_by(line: &str) -> bool {
 
 /// The exit code a line reports ("exited with status 1" -> 1), if any.
 pub fn exit_code(line: &str) -> Option<i64> {
-    if quoted_source(line) {
+    if quoted_source(line) || option_help(line) {
         return None;
     }
     EXIT_CODE
@@ -423,6 +423,17 @@ pub fn exit_code(line: &str) -> Option<i64> {
         })
         .or_else(|| SCRIPT_EXIT.captures(line).and_then(|c| c.get(1)))
         .and_then(|m| m.as_str().parse().ok())
+}
+
+/// True for a command-line option's help line (`  --exit-on-contradictory-flags (Exit with
+/// return code 0 on contradictory flags.)`, `  -q, --quiet  exit code 0 even on errors`): it
+/// says what an exit code would be, not what one was.
+fn option_help(line: &str) -> bool {
+    let t = line.trim_start();
+    t.strip_prefix("--")
+        .or_else(|| t.strip_prefix('-'))
+        .and_then(|r| r.chars().next())
+        .is_some_and(|c| c.is_ascii_alphabetic())
 }
 
 /// A script's own record of how it ended: autoconf's `config.log` closes on `configure: exit 0`

@@ -398,6 +398,22 @@ fn severity_levels() {
 }
 
 #[test]
+fn an_options_help_states_no_exit_status() {
+    assert_eq!(
+        exit_code(
+            "  --exit-on-contradictory-flags (Exit with return code 0 on contradictory flags.)"
+        ),
+        None
+    );
+    assert_eq!(
+        exit_code("  -q, --quiet   exit code 0 even on errors"),
+        None
+    );
+    assert_eq!(exit_code("Process finished with exit code 1"), Some(1));
+    assert_eq!(exit_code("error: command failed, exit status 2"), Some(2));
+}
+
+#[test]
 fn a_build_tools_failure_states_its_exit_status() {
     assert_eq!(exit_code("make: *** [Makefile:42: all] Error 2"), Some(2));
     assert_eq!(
