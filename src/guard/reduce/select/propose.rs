@@ -333,7 +333,7 @@ fn top_diverse(ranked: &[(usize, f64)], u: &Units, s: &Scores) -> Vec<(usize, f6
 /// ([`Scores::hot`]), with the top bit set so that it never equals a template index; `None`
 /// for a record with nothing rare. Two `Warning  Unhealthy` rows share one; a `Warning
 /// OOMKilling` row has its own.
-pub(super) fn rare_signature(u: &Units, s: &Scores, i: usize) -> Option<usize> {
+fn rare_signature(u: &Units, s: &Scores, i: usize) -> Option<usize> {
     use std::hash::{Hash, Hasher};
     let hot = s.hot.get(&i)?;
     let unit = &u.units[i];
