@@ -330,6 +330,7 @@ pub fn severity(line: &str) -> Severity {
         || SOURCE_ECHO.is_match(line) && line.matches(" | ").count() == 1
         || DEBUGGER_NO_SOURCE.is_match(line)
         || quoted_source(line)
+        || option_help(line)
     {
         return Severity::None;
     }

@@ -409,6 +409,10 @@ fn an_options_help_states_no_exit_status() {
         exit_code("  -q, --quiet   exit code 0 even on errors"),
         None
     );
+    assert_eq!(
+        severity("  --abort-on-uncaught-exception (abort on an uncaught error)"),
+        Severity::None
+    );
     assert_eq!(exit_code("Process finished with exit code 1"), Some(1));
     assert_eq!(exit_code("error: command failed, exit status 2"), Some(2));
 }
