@@ -428,14 +428,15 @@ pub fn exit_code(line: &str) -> Option<i64> {
 
 /// True for a command-line option's help line (`  --exit-on-contradictory-flags (Exit with
 /// return code 0 on contradictory flags.)`, `  -q, --quiet  exit code 0 even on errors`): it
-/// says what an exit code would be, not what one was.
+/// says what an exit code would be, not what one was. The option is a word of its own (space,
+/// `,`, `=`, `[`, `<` or the end after it), so `-bash: x: command not found` is no option.
 fn option_help(line: &str) -> bool {
-    let t = line.trim_start();
-    t.strip_prefix("--")
-        .or_else(|| t.strip_prefix('-'))
-        .and_then(|r| r.chars().next())
-        .is_some_and(|c| c.is_ascii_alphabetic())
+    OPTION_HELP.is_match(crate::guard::reduce::clip_str(line, 200))
 }
+
+/// An option at a line's start: `-q`, `--max-old-space-size=…`, `-o <file>`.
+static OPTION_HELP: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*--?[A-Za-z][\w-]*(?:[\s,=\[<]|$)").unwrap());
 
 /// A script's own record of how it ended: autoconf's `config.log` closes on `configure: exit 0`
 /// (and `config.status: exit 0`), a shell trace on `+ exit 1`. Checks that failed along the way

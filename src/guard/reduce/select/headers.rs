@@ -363,6 +363,7 @@ impl Headers {
         for n in 1..=lines.len() {
             let mut best = 0;
             let mut p = near[n];
+            let node = p > 0 && super::super::tree_node(lines[n - 1]);
             while p > 0 {
                 if end[p] - p < max_block {
                     if header_like(lines[p - 1]) && !same_everywhere(lines[p - 1]) {
@@ -379,7 +380,7 @@ impl Headers {
                 }
                 // A tree's node is named by its parent node, not the root (`zip v9.8.2`
                 // under `candle-core v0.11.1`, which pulls it in).
-                if best > 0 && super::super::tree_node(lines[n - 1]) {
+                if best > 0 && node {
                     break;
                 }
                 p = near[p];

@@ -413,6 +413,11 @@ fn an_options_help_states_no_exit_status() {
         severity("  --abort-on-uncaught-exception (abort on an uncaught error)"),
         Severity::None
     );
+    // A shell's own error names the shell after its dash: no option.
+    assert_eq!(
+        severity("-bash: line 1: deploy: command not found"),
+        Severity::Error
+    );
     assert_eq!(exit_code("Process finished with exit code 1"), Some(1));
     assert_eq!(exit_code("error: command failed, exit status 2"), Some(2));
 }
