@@ -379,7 +379,7 @@ pub fn summarize_focused(
     let units = reduce::units::build(text, kind);
     let mut scores = reduce::signals::score(&units, &query, &asks);
     let headers = if kind.has_blocks() {
-        reduce::select::Headers::of(text)
+        reduce::select::Headers::of(text).outside(&units.spans)
     } else {
         reduce::select::Headers::default()
     };
@@ -417,6 +417,17 @@ pub fn summarize_focused(
                 && c.item.section == reduce::Section::Evidence
                 && c.item.line.is_some()
                 && c.item.prio <= reduce::text::MATCH_PRIO_MAX)
+        });
+    }
+    // A line of a vertical record (`qty = -3` of `sqlite3 -line`) is shown with its record,
+    // which the records' signals choose: the line reducer's copy of it, alone, says neither
+    // whose field it is nor the rest of the record.
+    if units.structured && red.kind == reduce::Kind::Lines && !units.spans.is_empty() {
+        let inside = |n: usize| reduce::units::in_spans(&units.spans, n);
+        cands.retain(|c| {
+            !(c.channel == reduce::select::Channel::Kind
+                && c.item.section != reduce::Section::KeyFacts
+                && c.item.line.is_some_and(inside))
         });
     }
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));

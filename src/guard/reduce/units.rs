@@ -18,11 +18,13 @@ use super::{clip_str, show_line_max, Kind};
 mod ancestry;
 mod json;
 mod rows;
+mod stanzas;
 mod templates;
 
 use json::{json_after_preamble, json_doc, ndjson};
 pub(crate) use json::{pretty_style, table_columns, written_in, Escapes};
 use rows::{aligned_runs, csv, table, table_runs};
+use stanzas::stanzas;
 use templates::mine;
 pub use templates::Template;
 
@@ -309,6 +311,9 @@ pub struct Units {
     pub bytes: usize,
     /// Small shallow JSON objects found outside record arrays: (anchor line, path, rendering).
     pub objects: Vec<(usize, String, String)>,
+    /// Line ranges (1-based, inclusive) of records written over several lines (vertical
+    /// records), sorted: a line inside one is shown as part of its record, not on its own.
+    pub spans: Vec<(usize, usize)>,
     /// Whether the units are records (structured input) rather than lines.
     pub structured: bool,
 }
@@ -316,7 +321,8 @@ pub struct Units {
 /// Cuts `text` (of detected kind `kind`) into units.
 ///
 /// The kind is a hint: the parser it names is tried first, then the others that the text's
-/// shape allows (JSON after a short preamble, XML, delimited rows, a table with a header), and
+/// shape allows (JSON after a short preamble, XML, vertical records, delimited rows, a table
+/// with a header), and
 /// plain lines when none applies.
 pub fn build(text: &str, kind: Kind) -> Units {
     let mut b = Builder::new(text);
@@ -332,7 +338,8 @@ pub fn build(text: &str, kind: Kind) -> Units {
         _ => false,
     };
     let head = clip_str(text.trim_start(), 4096);
-    let tries: [fn(&mut Builder, &str) -> bool; 4] = [json_after_preamble, xml_doc, csv, table];
+    let tries: [fn(&mut Builder, &str) -> bool; 5] =
+        [json_after_preamble, xml_doc, stanzas, csv, table];
     for (k, t) in tries.iter().enumerate() {
         if structured {
             break;
@@ -344,11 +351,13 @@ pub fn build(text: &str, kind: Kind) -> Units {
         }
         b.units.clear();
         b.objects.clear();
+        b.spans.clear();
         structured = t(&mut b, text);
     }
     if !structured {
         b.units.clear();
         b.objects.clear();
+        b.spans.clear();
         lines(&mut b, text);
     }
     b.finish(structured)
@@ -477,12 +486,20 @@ fn line_starts(text: &str) -> Vec<usize> {
     v
 }
 
+/// True when 1-based line `n` lies in one of `spans` (sorted, 1-based inclusive line ranges,
+/// as [`Units::spans`]).
+pub fn in_spans(spans: &[(usize, usize)], n: usize) -> bool {
+    let k = spans.partition_point(|s| s.0 <= n);
+    k > 0 && spans[k - 1].1 >= n
+}
+
 /// Collects units while a parser walks the text.
 pub(super) struct Builder {
     units: Vec<Unit>,
     field_ids: HashMap<String, usize>,
     fields: Vec<Field>,
     objects: Vec<(usize, String, String)>,
+    spans: Vec<(usize, usize)>,
     lines: usize,
     bytes: usize,
 }
@@ -495,6 +512,7 @@ impl Builder {
             field_ids: HashMap::new(),
             fields: Vec::new(),
             objects: Vec::new(),
+            spans: Vec::new(),
             lines,
             bytes: text.len(),
         }
@@ -654,6 +672,7 @@ impl Builder {
             lines: self.lines,
             bytes: self.bytes,
             objects: self.objects,
+            spans: self.spans,
             structured,
         }
     }

@@ -148,7 +148,11 @@ pub(super) fn focus_text(
         .map(|(k, p)| {
             let (key, depth) = &keys[k];
             let mut sc = 0.0;
-            if Some(k) == best_name {
+            if Some(k) == best_name && p.len() <= MAX_NAME_FIRST {
+                // What the record is called goes first, so that the room never runs out
+                // before it (pydoclint's file path, a row's `LOGICAL UNIT NUMBER 77`).
+                sc += NAME_FIRST;
+            } else if Some(k) == best_name {
                 sc += 2.0;
             } else if names(key)
                 && (*depth == name_depth || *depth == 0 && matches!(key.as_str(), "type" | "kind"))
@@ -188,6 +192,7 @@ pub(super) fn focus_text(
     let mut keep = Vec::new();
     let mut heads: HashMap<usize, String> = HashMap::new();
     let mut bytes = 0;
+    let mut named = false;
     // A value already shown under another key (`k8s-app`, `serviceAccountName` and a selector
     // all `kube-dns`, like the record's name) says nothing new: its room goes to the next pair.
     let mut values: HashSet<&str> = HashSet::new();
@@ -204,7 +209,14 @@ pub(super) fn focus_text(
             }
         }
         let len = unit.pairs[k].len() + 2;
-        if bytes + len > FOCUS_BYTES && !keep.is_empty() {
+        // The record's name leaves the first pair that matters its room, however long.
+        if sc >= NAME_FIRST {
+            named = true;
+            bytes += len;
+            keep.push(k);
+            continue;
+        }
+        if bytes + len > FOCUS_BYTES && keep.len() > usize::from(named) {
             // A long free-text pair that matters (its intent words, or the value that made
             // the record rare) shows its head in the room left: a description's title.
             let room = FOCUS_BYTES.saturating_sub(bytes);
@@ -246,12 +258,20 @@ pub(super) fn focus_text(
     keep.extend(bridged);
     // A pair too long for the focus (a free-text column taken first) is cut in the middle.
     let shown = unit.render_pairs_with(&keep, &heads);
+    if std::env::var_os("TS_DBG").is_some() {
+        eprintln!("FOCUS L{} keep={keep:?} {}", unit.line, shown.len());
+    }
     if shown.len() > 2 * FOCUS_BYTES {
         show_line_max(&shown, 2 * FOCUS_BYTES)
     } else {
         shown
     }
 }
+
+/// Score of a record's best naming pair ([`focus_text`]): above any other pair's.
+const NAME_FIRST: f64 = 100.0;
+/// Longest naming pair (bytes) taken before every other pair: a longer one competes.
+const MAX_NAME_FIRST: usize = 80;
 
 /// Shortest value (bytes) that a second pair repeating it is not shown for ([`focus_text`]):
 /// `true`, `0` and `us` repeat by chance, a name does not.

@@ -513,6 +513,19 @@ impl Headers {
         v
     }
 
+    /// These headers, less the ones that are lines of vertical records (`spans`: sorted
+    /// 1-based inclusive line ranges): a record is its own block, and the line above its
+    /// indented first field (`            id = 106` of `sqlite3 -line`) is the record
+    /// before's last field, no header of it. A header above the records stays theirs.
+    pub fn outside(mut self, spans: &[(usize, usize)]) -> Headers {
+        for p in self.parent.iter_mut() {
+            if *p > 0 && crate::guard::reduce::units::in_spans(spans, *p as usize) {
+                *p = 0;
+            }
+        }
+        self
+    }
+
     /// No line has a header.
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
