@@ -22,6 +22,22 @@ static LEVEL_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 /// a capital; `processCompositionError`, `onError` are methods named for one.
 static NAMED_ERROR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b[A-Z][A-Za-z]*(Exception|Error)\b").unwrap());
+/// An exception or error class as thrown: with its message after a colon, or ending the line
+/// (`java.io.IOException: Broken pipe`, `caught TimeoutError`). In a record a DEBUG or TRACE
+/// level opens, a class named anywhere else is a name (Maven's `[DEBUG]  Imported:
+/// org.codehaus.plexus.util.xml.pull.XmlPullParserException < plexus.core`).
+static THROWN_ERROR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b[A-Z][A-Za-z]*(?:Exception|Error)(?::(?:\s|$)|\s*$)").unwrap());
+/// A probe's result line: autoconf's `checking for abort... yes`, CMake's `-- Looking for
+/// error.h - not found` / `-- Performing Test HAVE_X - Failed`. A probe that finds nothing is
+/// what configuring is for, not an error (the run's own `configure: error:` is one).
+static PROBE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:checking [^\n]{1,200}?\.\.\.(?:\s|$)|-- (?:Looking for|Performing Test|Check(?:ing)? (?:for|if|whether|size|that)) [^\n]{1,200} - )").unwrap()
+});
+/// A line that is one quoted name and its comma: an entry of a list of names (`"errors",` among
+/// a Go package's `Imports`, an enum's `"error",`).
+static LISTED_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^\s*"[\w./@:+-]{1,100}",?\s*$"#).unwrap());
 static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|segfault|sig(segv|abrt|bus|ill|fpe)|access violation|exc_bad_access|crashed|crash reason|problematic frame|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file|undefined reference|undefined symbols?|multiple definition of|unresolved external symbol)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
 });
@@ -138,7 +154,7 @@ static SETTING: LazyLock<Regex> = LazyLock::new(|| {
 /// "failed" (`PASS: plugin error`); the test did not fail.
 static PASSED_VERDICT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|ok\s+\d+\b|[✓✔]\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$|\s\.\.\.\s+(?:skipped\b|expected failure$)|\sSKIPPED(?:\s|$)",
+        r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|ok\s+\d+\b|[✓✔]\s|--- (?:PASS|SKIP):\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$|\s\.\.\.\s+(?:skipped\b|expected failure$)|\sSKIPPED(?:\s|$)",
     )
     .unwrap()
 });
@@ -241,6 +257,16 @@ fn outside_paths(re: &Regex, line: &str) -> bool {
     })
 }
 
+/// True when `re` matches `line` somewhere that is no part of a dotted or slashed name: not
+/// after `.` or `/` (`org.apache.maven.exception`, a package), else as [`outside_paths`].
+fn outside_names(re: &Regex, line: &str) -> bool {
+    let b = line.as_bytes();
+    re.find_iter(line).any(|m| {
+        let before = m.start() > 0 && matches!(b[m.start() - 1], b'/' | b'.');
+        !before && outside_paths(re, &line[m.start()..])
+    })
+}
+
 /// Counters a table of counts names in its header row beside `errors` (`ip -s link`'s
 /// `RX: bytes packets errors dropped missed mcast`, a test table's `Tests Passed Failed
 /// Errors Skipped`).
@@ -331,6 +357,8 @@ pub fn severity(line: &str) -> Severity {
         || DEBUGGER_NO_SOURCE.is_match(line)
         || quoted_source(line)
         || option_help(line)
+        || PROBE.is_match(line)
+        || LISTED_NAME.is_match(line)
     {
         return Severity::None;
     }
@@ -343,8 +371,14 @@ pub fn severity(line: &str) -> Severity {
         return match lv.as_str() {
             "WARN" | "WARNING" => Severity::Warn,
             "INFO" | "DEBUG" | "TRACE" | "NOTICE" | "NOTE" | "HELP" | "HINT" => {
-                if (STRONG_ERROR.is_match(line) || named_error(line)) && !ZERO_COUNT.is_match(line)
-                {
+                // Debug output names classes and packages by the hundred (Maven's class
+                // imports): there an error is a thrown one, or an error word of its own.
+                let named = if matches!(lv.as_str(), "DEBUG" | "TRACE") {
+                    outside_names(&STRONG_ERROR, line) || outside_paths(&THROWN_ERROR, line)
+                } else {
+                    STRONG_ERROR.is_match(line) || named_error(line)
+                };
+                if named && !ZERO_COUNT.is_match(line) {
                     Severity::Error
                 } else {
                     Severity::None

@@ -551,3 +551,33 @@ fn a_diagnostic_in_any_case_is_no_quoted_line() {
         assert!(!quoted_source(l), "{l}");
     }
 }
+
+#[test]
+fn probes_listed_names_and_debug_class_names_are_no_errors() {
+    // Session 43's trial: configure's and CMake's probes, Go's import lists, Maven's debug
+    // class imports were "error lines".
+    for line in [
+        "checking for abort... yes",
+        "checking whether error is declared... no",
+        "-- Looking for error.h - not found",
+        "-- Performing Test HAVE_STRERROR - Failed",
+        "\t\t\"errors\",",
+        "    \"error\"",
+        "[DEBUG]  Imported: org.codehaus.plexus.util.xml.pull.XmlPullParserException < plexus.core",
+        "[DEBUG]  Imported: org.apache.maven.exception < plexus.core",
+        "    --- PASS: TestAllowMatrix/burst=1/rate=1 (0.00s)",
+    ] {
+        assert_eq!(severity(line), Severity::None, "{line}");
+    }
+    // The run's own verdicts stay errors.
+    for line in [
+        "configure: error: libzstd >= 1.4.0 is required for the segment codec",
+        "[DEBUG] request failed: java.io.IOException: Broken pipe",
+        "DEBUG worker stopped after TimeoutError",
+        "\"status\": \"error\",",
+        "--- FAIL: TestAllowMatrix (1.31s)",
+        "[DEBUG] request failed with an exception, retrying",
+    ] {
+        assert_eq!(severity(line), Severity::Error, "{line}");
+    }
+}
