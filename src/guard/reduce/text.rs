@@ -29,18 +29,22 @@ static TEST_REPORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)=+ test session starts =+|short test summary info|^\s*Tests:\s+\d+|^test result: |^running \d+ tests?$|^\s*(PASS|FAIL)\s+\S+\.(js|ts|tsx|jsx|mjs)\b|^=+ .*\d+ (passed|failed).* in [\d.]+s").unwrap()
 });
 static FAILED_COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:^|[\s,;(\[])([1-9]\d*) (failed|failing|errors?)(?:$|[^:\w])|\b(failures|errors|failed):\s*([1-9]\d*)|build failure|test result: failed|^\s*FAILED\b").unwrap()
+    Regex::new(r"(?i)(?:^|[\s,;(\[])([1-9]\d*) (failed|failing|errors?)(?:$|[^:\w])|\b(failures|errors|failed):\s*([1-9]\d*)|build failure|test result: failed|^\s*FAIL(?:ED)?\b").unwrap()
 });
 
 /// A run's own last word that it failed, among its last lines: cargo's `error: could not
 /// compile`, rustc's `error: aborting due to`, Gradle's and Maven's `BUILD FAILED` / `BUILD
 /// FAILURE`, TAP's `# fail 2`, a runner's `Error: Process completed with exit code 1`, a crash
-/// (`Segmentation fault`, `core dumped`), a Rust panic.
+/// (`Segmentation fault`, `core dumped`), a Rust panic, `go test`'s `FAIL` (alone or with its
+/// package), autoconf's `configure: error:`, CMake's `Configuring incomplete, errors
+/// occurred!`, make's `make: *** [...] Error 2`, ninja's `build stopped`.
 static FINAL_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"^error: could not compile\b|^error: aborting due to\b|\bBUILD FAIL(?:ED|URE)\b",
         r"|^# fail(?:ed)? [1-9]|^Error: Process completed with exit code [1-9]",
-        r"|^Segmentation fault\b|\(core dumped\)|^thread '[^']*' panicked at "
+        r"|^Segmentation fault\b|\(core dumped\)|^thread '[^']*' panicked at ",
+        r"|^FAIL$|^FAIL\t|^configure: error: |Configuring incomplete, errors occurred!",
+        r"|^g?make(?:\[\d+\])?: \*\*\* |^ninja: build stopped"
     ))
     .unwrap()
 });

@@ -362,11 +362,18 @@ fn a_run_that_says_at_its_end_it_failed_is_failed() {
             "  File \"invoice_calc.py\", line 5, in line_total",
             "TypeError: unsupported operand type(s) for *: 'int' and 'str'",
         ][..],
+        // go test -v (session 43's trial: its Status said "Completed").
+        &["--- PASS: TestEdgeClock (0.00s)", "FAIL", "FAIL\texample.com/ratelimit\t1.311s", "FAIL"][..],
+        &["configure: error: libzstd >= 1.4.0 is required for the segment codec"][..],
+        &["-- Configuring incomplete, errors occurred!"][..],
+        &["make: *** [Makefile:12: all] Error 2"][..],
     ] {
         assert!(status(end).starts_with("Failed: "), "{end:?}: {}", status(end));
     }
     // An exception's name in the last lines, with no traceback, is no verdict.
     let s = status(&["see ValueError: in the docs"]);
+    assert!(!s.starts_with("Failed"), "{s}");
+    let s = status(&["ok  \texample.com/ratelimit\t1.311s"]);
     assert!(!s.starts_with("Failed"), "{s}");
     let s = status(&["# fail 0"]);
     assert!(!s.starts_with("Failed"), "{s}");
