@@ -536,8 +536,14 @@ pub(super) fn identity(m: &Map<String, Value>, max: usize) -> String {
             picked.push((k, v));
         }
     }
+    // Shown in the record's own order, a ` … ` where members are left out between two shown
+    // ones: the ids first (`{"id": …, "status": …, "node": …}` of a record that writes
+    // `duration_ms` before `node`) would be a record no file holds.
+    let pos = |k: &str| m.keys().position(|x| x == k).unwrap_or(usize::MAX);
+    picked.sort_by_key(|(k, _)| pos(k));
     let mut out = String::from("{");
     let mut n = 0;
+    let mut prev: Option<usize> = None;
     for (k, v) in &picked {
         let val = match v {
             // A nested object by the fields that name it; one with none of them is left out,
@@ -555,9 +561,13 @@ pub(super) fn identity(m: &Map<String, Value>, max: usize) -> String {
             }
             other => render(other, 120),
         };
-        if n > 0 {
-            out.push_str(", ");
+        let at = pos(k);
+        match prev {
+            None => {}
+            Some(p) if at == p + 1 => out.push_str(", "),
+            Some(_) => out.push_str(", … "),
         }
+        prev = Some(at);
         n += 1;
         out.push_str(&format!("\"{k}\": {val}"));
     }

@@ -637,3 +637,23 @@ fn the_lists_of_a_map_and_a_few_roles_are_not_the_documents_records() {
     );
     assert!(!r.next_action.contains("releases"), "{}", r.next_action);
 }
+
+#[test]
+fn a_record_named_by_its_ids_keeps_its_key_order() {
+    // Session 43's trial: `{"id":…,"status":…,"node":…,"duration_ms":…}` was shown for a
+    // record the file writes with `duration_ms` before `node`, a text no grep finds.
+    let v: serde_json::Value = serde_json::from_str(
+        r#"{"id":"job-1","status":"ok","duration_ms":1026,"node":"n6","tags":{"a":1}}"#,
+    )
+    .unwrap();
+    let shown = compact_spacing(&render::identity(v.as_object().unwrap(), 300));
+    assert_eq!(
+        shown,
+        r#"{"id":"job-1","status":"ok","duration_ms":1026,"node":"n6"}"#
+    );
+    // Members left out between two shown ones are marked.
+    let v: serde_json::Value =
+        serde_json::from_str(r#"{"size":3,"blob":{"x":1},"name":"a","id":7}"#).unwrap();
+    let shown = render::identity(v.as_object().unwrap(), 300);
+    assert_eq!(shown, r#"{"size": 3, … "name": "a", "id": 7}"#);
+}
