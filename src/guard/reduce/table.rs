@@ -193,8 +193,11 @@ fn merge_names(rows: &[&&str], cols: Vec<(usize, String)>) -> Vec<(usize, String
                     && ch[s - 1].is_whitespace()
                     && ch[s..end.min(ch.len())].iter().any(|c| !c.is_whitespace())
             };
+            // A unit in parentheses one space after a name (`best (us)`, `Size (MB)`) is
+            // part of it, whatever stands under it (a right-aligned value reaches under it).
+            let unit = name.starts_with('(') && name.ends_with(')');
             if *ps + pname.chars().count() + 1 == s
-                && probe.iter().filter(|ch| own(ch)).count() * 2 < probe.len()
+                && (unit || probe.iter().filter(|ch| own(ch)).count() * 2 < probe.len())
             {
                 pname.push(' ');
                 pname.push_str(&name);

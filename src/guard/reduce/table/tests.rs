@@ -261,3 +261,39 @@ fn the_line_over_a_rule_is_the_header_whatever_precedes_it() {
         ["id", "name", "country", "status", "total_cents", "created"]
     );
 }
+
+#[test]
+fn a_unit_in_parentheses_is_part_of_its_column_name() {
+    // Session 43's trial: a timeit-style table was read as plain lines.
+    let mut text = String::from(
+        "benchmark                          n   loops     best (us)     mean (us)   per item (ns)\n",
+    );
+    text.push_str(&"-".repeat(90));
+    text.push('\n');
+    for (name, best) in [
+        ("str.join/ascii", "0.09"),
+        ("list.insert0/utf8", "28015.96"),
+        ("in.list/ascii", "130.38"),
+        ("fstring/long", "1473.09"),
+    ] {
+        text.push_str(&format!(
+            "{name:<30}{:>7}{:>8}{best:>14}{:>14}{:>16}\n",
+            10, 20, "0.12", "8.7"
+        ));
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let (at, cols) = find_header(&lines).expect("a header");
+    assert_eq!(at, 0);
+    let names: Vec<&str> = cols.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "benchmark",
+            "n",
+            "loops",
+            "best (us)",
+            "mean (us)",
+            "per item (ns)"
+        ]
+    );
+}
