@@ -635,13 +635,22 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     let whole = slot_rankings(&ranked, top_n);
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let fields_shown = if both { 6 } else { 4 };
-    for (w, name, top, field, side) in ranked.into_iter().take(fields_shown) {
+    // A table's totals row (`TOTAL  53437  41086  23%` under coverage's files) sums the rows:
+    // ranked with them, it would make the largest file the second largest.
+    let sums = |i: &usize| u.units[*i].kind == UnitKind::Record && totals_row(&u.units[*i].text);
+    for (w, name, mut top, field, side) in ranked.into_iter().take(fields_shown) {
+        top.retain(|(_, i)| !sums(i));
         let lo = side.low();
         let together = field
             .is_none()
             .then(|| whole.get(&(slot_label(&name).to_string(), side)))
             .flatten();
-        let values: Vec<f64> = together.unwrap_or(&top).iter().map(|v| v.0).collect();
+        let values: Vec<f64> = together
+            .unwrap_or(&top)
+            .iter()
+            .filter(|v| !sums(&v.1))
+            .map(|v| v.0)
+            .collect();
         for (k, (x, i)) in top.into_iter().enumerate() {
             // Not among the top of its label's lines together: ranked, but named by no rank.
             let outranked = together.is_some_and(|t| t.iter().all(|v| v.1 != i));
@@ -753,7 +762,23 @@ fn summary_key(path: &str) -> bool {
     KEYS.contains(&last.as_str()) || (KEYS.contains(&top.as_str()) && path.split('.').count() <= 3)
 }
 
+/// True for a row that totals the others: its first word is `TOTAL`, `Total:`, `Sum`, `All`
+/// or `Overall` (any case).
+fn totals_row(text: &str) -> bool {
+    let first = text
+        .split([' ', '\t', '|', ','])
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .trim_end_matches(':')
+        .to_ascii_lowercase();
+    matches!(
+        first.as_str(),
+        "total" | "totals" | "sum" | "all" | "overall"
+    )
+}
+
 #[cfg(test)]
 mod extreme_tests;
+
 #[cfg(test)]
 mod tests;

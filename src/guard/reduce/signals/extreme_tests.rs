@@ -167,3 +167,47 @@ fn a_slot_splits_by_a_category_word_not_by_each_lines_name() {
     );
     assert!(s.ext[best] >= 0.55, "{}", s.ext[best]);
 }
+
+#[test]
+fn a_totals_row_is_not_ranked_with_the_rows_it_sums() {
+    // Session 43's trial: coverage's `TOTAL` row made the file with most misses "2nd largest".
+    let mut t = String::from(
+        "Name                 Stmts   Miss  Cover\n-----------------------------------------\n",
+    );
+    for i in 0..30 {
+        let (stmts, miss) = if i == 17 {
+            (2513, 1326)
+        } else {
+            (100 + (i * 37) % 50, 10 + (i * 53) % 40)
+        };
+        t.push_str(&format!(
+            "pkg/mod{i:02}.py          {stmts:>5}  {miss:>5}    50%\n"
+        ));
+    }
+    t.push_str(
+        "-----------------------------------------\nTOTAL                53437  41086    23%\n",
+    );
+    let intent = "Which file has the most missed statements?";
+    let u = build(&t, Kind::Table);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.ext[a].total_cmp(&s.ext[b]))
+        .unwrap();
+    let total = u
+        .units
+        .iter()
+        .position(|x| x.text.starts_with("TOTAL"))
+        .unwrap();
+    assert_eq!(
+        u.units[total].kind,
+        UnitKind::Record,
+        "{:?}",
+        u.units[total]
+    );
+    assert!(
+        u.units[best].text.starts_with("pkg/mod17.py"),
+        "{}",
+        u.units[best].text
+    );
+    assert_eq!(s.ext[total], 0.0);
+}
