@@ -109,6 +109,11 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
             }
             cols.push((s + shift, chars[s..j].iter().collect::<String>()));
         }
+        // A header written as a comment (`#           time             counts unit events`
+        // of `perf stat -I`): the `#` is its marker, no column.
+        if cols.len() > 3 && cols[0].1 == "#" {
+            cols.remove(0);
+        }
         if cols.len() < 3 {
             continue;
         }

@@ -297,3 +297,23 @@ fn a_unit_in_parentheses_is_part_of_its_column_name() {
         ]
     );
 }
+
+#[test]
+fn a_headers_comment_marker_is_no_column() {
+    // Session 43's trial: perf stat -I's `#` header made the times a column named `#`.
+    let mut text = String::from("#           time             counts unit events\n");
+    for (t, n) in [
+        ("0.010424545", "1239"),
+        ("0.020698448", "5764"),
+        ("0.030811203", "88"),
+        ("0.040912345", "410"),
+    ] {
+        text.push_str(&format!(
+            "{t:>16}{n:>19}      page-faults                      #  179.590 K/sec\n"
+        ));
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let (_, cols) = find_header(&lines).expect("a header");
+    let names: Vec<&str> = cols.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(names[0], "time", "{names:?}");
+}
