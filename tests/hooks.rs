@@ -421,6 +421,12 @@ fn codex(e: &Env) {
         assert_eq!(a["decision"], "block");
         let text = a["reason"].as_str().unwrap();
         assert!(text.len() < log.len() / 20);
+        // The model is told its output was replaced, not the command refused.
+        assert!(
+            text.starts_with("toolsum saved this command's long output")
+                || text.starts_with("The command exited with code"),
+            "{name}: {text}"
+        );
         let p = pointer(text);
         assert!(
             p.starts_with(".toolsum/0199a2b4-7c3d-7e10-9f00-5a6b7c8d9e0f/"),

@@ -66,12 +66,18 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
         return Ok(None);
     }
     let summary = blocks_to_text(&r.text);
-    let reason = match exit_line(payload.get("tool_response").unwrap_or(&Value::Null)) {
-        Some(line) => format!("{line}\n\n{summary}"),
-        None => summary,
-    };
+    // The model reads the reason in place of the output: it opens saying so, with the
+    // command's failure when the response reports one.
+    let line = exit_line(payload.get("tool_response").unwrap_or(&Value::Null))
+        .unwrap_or_else(|| REPLACED.to_string());
+    let reason = format!("{line}\n\n{summary}");
     Ok(Some(json!({"decision": "block", "reason": reason})))
 }
+
+/// What the reason opens with when the response reports no failure: the output was replaced,
+/// not the command refused (a string `tool_response` carries no exit code).
+const REPLACED: &str =
+    "toolsum saved this command's long output and replaced it with the summary below.";
 
 /// The line that keeps a failed command's status when its output is replaced: the exit code a
 /// `tool_response` object reports (`exit_code`, `exitCode`), when it is not 0. The summary is
