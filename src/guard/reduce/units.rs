@@ -21,7 +21,7 @@ mod rows;
 mod stanzas;
 mod templates;
 
-use json::{json_after_preamble, json_doc, ndjson};
+use json::{json_after_preamble, json_doc, json_stream, ndjson};
 pub(crate) use json::{pretty_style, table_columns, written_in, Escapes};
 use rows::{aligned_runs, csv, table, table_runs};
 use stanzas::stanzas;
@@ -321,8 +321,8 @@ pub struct Units {
 /// Cuts `text` (of detected kind `kind`) into units.
 ///
 /// The kind is a hint: the parser it names is tried first, then the others that the text's
-/// shape allows (JSON after a short preamble, XML, vertical records, delimited rows, a table
-/// with a header), and
+/// shape allows (a stream of JSON objects, JSON after a short preamble, XML, vertical records,
+/// delimited rows, a table with a header), and
 /// plain lines when none applies.
 pub fn build(text: &str, kind: Kind) -> Units {
     let mut b = Builder::new(text);
@@ -338,15 +338,21 @@ pub fn build(text: &str, kind: Kind) -> Units {
         _ => false,
     };
     let head = clip_str(text.trim_start(), 4096);
-    let tries: [fn(&mut Builder, &str) -> bool; 5] =
-        [json_after_preamble, xml_doc, stanzas, csv, table];
+    let tries: [fn(&mut Builder, &str) -> bool; 6] = [
+        json_stream,
+        json_after_preamble,
+        xml_doc,
+        stanzas,
+        csv,
+        table,
+    ];
     for (k, t) in tries.iter().enumerate() {
         if structured {
             break;
         }
         // Markup only when the text starts as markup, or declares itself after a short
         // preamble (the `$ airport --scan --xml` command line it was printed by).
-        if k == 1 && !head.starts_with('<') && !declared_markup(head) {
+        if k == 2 && !head.starts_with('<') && !declared_markup(head) {
             continue;
         }
         b.units.clear();
@@ -402,13 +408,20 @@ fn descriptive_key(path: &str) -> bool {
 }
 
 /// True when record `u`'s error or warning words are all in the values of its descriptive
-/// fields ([`DESCRIPTIVE_KEYS`]): one of those holds one, and no other field does (judged
-/// with its key: `"error": "timeout"` and `"status": "failed"` are errors).
+/// fields ([`DESCRIPTIVE_KEYS`]) or in names listed under a key (`"Imports": ["errors"]`): one
+/// of those holds one, and no other field does (judged with its key: `"error": "timeout"` and
+/// `"status": "failed"` are errors).
 fn described_only(u: &Unit, fields: &[Field]) -> bool {
     let mut described = false;
     for (f, v) in &u.fields {
         let name = &fields[*f].name;
         if descriptive_key(name) {
+            described |= signal::severity(clip_str(v, 1000)) != Severity::None;
+            continue;
+        }
+        // A name in a list (`"Imports": ["errors", …]` of `go list -json`) names a thing,
+        // as a descriptive value does.
+        if name.ends_with("[]") && !v.is_empty() && !v.contains(char::is_whitespace) {
             described |= signal::severity(clip_str(v, 1000)) != Severity::None;
             continue;
         }
@@ -616,9 +629,16 @@ impl Builder {
         for u in self.units.iter_mut().filter(|u| u.sev != Severity::None) {
             let descriptive = match u.kind {
                 UnitKind::Record => described_only(u, &self.fields),
-                UnitKind::Leaf | UnitKind::Part => descriptive_key(&u.context),
-                // A line of a document's string value (`"description": "…\n…"`).
-                UnitKind::Line if structured => descriptive_key(&u.context),
+                // Or a name in a list (`errors` among a Go package's `Imports`).
+                UnitKind::Leaf | UnitKind::Part => {
+                    descriptive_key(&u.context)
+                        || u.context.ends_with("[]") && !u.text.trim().contains(char::is_whitespace)
+                }
+                // A line of a document's string value (`"description": "…\n…"`), or one name
+                // of a list (`errors` among a Go package's `Imports`).
+                UnitKind::Line if structured => {
+                    descriptive_key(&u.context) || !u.text.trim().contains(char::is_whitespace)
+                }
                 _ => false,
             };
             if descriptive {

@@ -590,6 +590,30 @@ pub(super) fn json_doc(b: &mut Builder, text: &str) -> bool {
     !b.units.is_empty()
 }
 
+/// A stream of JSON objects one after another (`jq '.[]'` and `go list -json` print one pretty
+/// object after another, not an array): the objects are walked as the records of one array,
+/// each anchored at its first key. False unless the whole text is two or more objects.
+pub(super) fn json_stream(b: &mut Builder, text: &str) -> bool {
+    if !text.trim_start().starts_with('{') {
+        return false;
+    }
+    let mut vals = Vec::new();
+    for v in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
+        match v {
+            Ok(v @ Value::Object(_)) if vals.len() < MAX_UNITS => vals.push(v),
+            _ => return false,
+        }
+    }
+    if vals.len() < 2 {
+        return false;
+    }
+    let mut w = JsonWalk::new(line_starts(text), text, pretty_style(text), 0);
+    let from = b.units.len();
+    w.walk(b, &Value::Array(vals), "", 0);
+    restyle(b, from, Escapes::of(text));
+    !b.units.is_empty()
+}
+
 /// Writes units `from..` of `b`, rendered from parsed values as serde_json writes them, with
 /// the escapes their text uses ([`Escapes`]): their text, pairs and parent's naming pair.
 fn restyle(b: &mut Builder, from: usize, e: Escapes) {

@@ -685,3 +685,32 @@ fn a_name_with_its_scope_is_no_field() {
     let f = line_fields("0000000000a8e30 T std::set_terminate(void (*)()) size=12");
     assert_eq!(f, [("size".to_string(), "12".to_string())]);
 }
+
+#[test]
+fn names_listed_in_json_are_no_errors() {
+    // Session 43's trial: `go list -json`'s `"errors",` imports were error lines.
+    let mut text = String::new();
+    for i in 0..3 {
+        text.push_str(&format!(
+            "{{\n\t\"ImportPath\": \"crypto/p{i}\",\n\t\"Imports\": [\n\t\t\"errors\",\n\t\t\"io\"\n\t]\n}}\n"
+        ));
+    }
+    let u = build(&text, Kind::Lines);
+    assert!(u.structured);
+    assert!(
+        u.units.iter().all(|x| x.sev == Severity::None),
+        "{:?}",
+        u.units
+            .iter()
+            .filter(|x| x.sev != Severity::None)
+            .map(|x| &x.text)
+            .collect::<Vec<_>>()
+    );
+    let p1 = u
+        .units
+        .iter()
+        .find(|x| x.text.contains("crypto/p1"))
+        .expect("a record per object");
+    assert_eq!(p1.kind, UnitKind::Record);
+    assert_eq!(p1.line, 9);
+}
