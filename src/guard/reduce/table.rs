@@ -110,9 +110,24 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
             cols.push((s + shift, chars[s..j].iter().collect::<String>()));
         }
         // A header written as a comment (`#           time             counts unit events`
-        // of `perf stat -I`): the `#` is its marker, no column.
-        if cols.len() > 3 && cols[0].1 == "#" {
-            cols.remove(0);
+        // of `perf stat -I`): the `#` is its marker, no column, when nothing stands under it
+        // (a `#` over row numbers is a column).
+        if cols.len() > 3 && cols[0].1 == "#" && cols[0].0 == 0 {
+            let under = lines[i + 1..]
+                .iter()
+                .filter(|r| !r.trim().is_empty())
+                .take(30)
+                .filter(|r| !r.starts_with(char::is_whitespace))
+                .count();
+            if under * 10
+                < 3 * lines[i + 1..]
+                    .iter()
+                    .filter(|r| !r.trim().is_empty())
+                    .take(30)
+                    .count()
+            {
+                cols.remove(0);
+            }
         }
         if cols.len() < 3 {
             continue;

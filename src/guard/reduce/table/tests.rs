@@ -317,3 +317,14 @@ fn a_headers_comment_marker_is_no_column() {
     let names: Vec<&str> = cols.iter().map(|c| c.1.as_str()).collect();
     assert_eq!(names[0], "time", "{names:?}");
 }
+
+#[test]
+fn a_hash_over_row_numbers_is_a_column() {
+    let mut text = String::from("#  Name       Status   Size\n");
+    for i in 1..=5 {
+        text.push_str(&format!("{i}  pkg{i:<7}  ok       {}\n", i * 10));
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let (_, cols) = find_header(&lines).expect("a header");
+    assert_eq!(cols[0].1, "#");
+}

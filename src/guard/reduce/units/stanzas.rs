@@ -120,6 +120,17 @@ pub(super) fn stanzas(b: &mut Builder, text: &str) -> bool {
         .max_by_key(|x| x.0)
         .map(|x| x.1)
         .unwrap_or(Sep::Eq);
+    // The head decides before the whole is parsed: a text whose first lines are mostly no
+    // fields is not read further (a 16 MiB log costs one look at its head).
+    let head: Vec<&&str> = all
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .take(4000)
+        .collect();
+    let head_fields = head.iter().filter(|l| pattern(sep).is_match(l)).count();
+    if head_fields * 100 < head.len() * MIN_FIELD_LINES_PCT {
+        return false;
+    }
     let parsed: Vec<Option<(String, String)>> = all.iter().map(|l| field(l, sep)).collect();
     let mut blocks: Vec<Block> = Vec::new();
     let mut cur = Block {
