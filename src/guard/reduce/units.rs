@@ -16,11 +16,13 @@ use super::signal::{self, Severity};
 use super::{clip_str, show_line_max, Kind};
 
 mod ancestry;
+mod described;
 mod json;
 mod rows;
 mod stanzas;
 mod templates;
 
+use described::{described_only, descriptive_key};
 use json::{json_after_preamble, json_doc, json_stream, ndjson};
 pub(crate) use json::{pretty_style, table_columns, written_in, Escapes};
 use rows::{aligned_runs, csv, table, table_runs};
@@ -367,70 +369,6 @@ pub fn build(text: &str, kind: Kind) -> Units {
         lines(&mut b, text);
     }
     b.finish(structured)
-}
-
-/// Keys whose values describe or name a record (a package's `description`, a crate's `name`,
-/// an issue's `title`): an error word in one (`"description": "Windows error handling"`,
-/// `"name": "quick-error"`, `"summary": "A fast memory error detector"`) is what the record is
-/// about, not something that went wrong.
-const DESCRIPTIVE_KEYS: &[&str] = &[
-    "description",
-    "long_description",
-    "summary",
-    "title",
-    "name",
-    "displayname",
-    "display_name",
-    "help",
-    "doc",
-    "docs",
-    "documentation",
-    "readme",
-    "keywords",
-    "categories",
-    "homepage",
-    "repository",
-    "license",
-    "authors",
-];
-
-/// True when the last key of `path` (`packages[].description`, `@title`) is one of
-/// [`DESCRIPTIVE_KEYS`].
-fn descriptive_key(path: &str) -> bool {
-    let key = path
-        .rsplit(['.', '/', ' '])
-        .next()
-        .unwrap_or(path)
-        .trim_start_matches('@')
-        .trim_end_matches("[]")
-        .to_ascii_lowercase();
-    DESCRIPTIVE_KEYS.contains(&key.as_str())
-}
-
-/// True when record `u`'s error or warning words are all in the values of its descriptive
-/// fields ([`DESCRIPTIVE_KEYS`]) or in names listed under a key (`"Imports": ["errors"]`): one
-/// of those holds one, and no other field does (judged with its key: `"error": "timeout"` and
-/// `"status": "failed"` are errors).
-fn described_only(u: &Unit, fields: &[Field]) -> bool {
-    let mut described = false;
-    for (f, v) in &u.fields {
-        let name = &fields[*f].name;
-        if descriptive_key(name) {
-            described |= signal::severity(clip_str(v, 1000)) != Severity::None;
-            continue;
-        }
-        // A name in a list (`"Imports": ["errors", …]` of `go list -json`) names a thing,
-        // as a descriptive value does.
-        if name.ends_with("[]") && !v.is_empty() && !v.contains(char::is_whitespace) {
-            described |= signal::severity(clip_str(v, 1000)) != Severity::None;
-            continue;
-        }
-        let key = name.rsplit(['.', '/', ' ']).next().unwrap_or(name);
-        if signal::severity(clip_str(&format!("{key}: {v}"), 1000)) != Severity::None {
-            return false;
-        }
-    }
-    described
 }
 
 /// Fewest words of an HTML block for it to be a unit (not a menu entry or a button).
