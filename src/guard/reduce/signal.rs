@@ -243,9 +243,14 @@ fn level_error(line: &str) -> bool {
 /// True when `re` matches `line` somewhere that is not part of a path: not after `/`, not
 /// before `/` or before `.` and a letter or digit (`a/Fatal.pm`, `CheckError.java`).
 fn outside_paths(re: &Regex, line: &str) -> bool {
+    outside(re, line, b"/")
+}
+
+/// [`outside_paths`], with `before`: the bytes a match may not follow.
+fn outside(re: &Regex, line: &str, before: &[u8]) -> bool {
     let b = line.as_bytes();
     re.find_iter(line).any(|m| {
-        let before = m.start() > 0 && b[m.start() - 1] == b'/';
+        let before = m.start() > 0 && before.contains(&b[m.start() - 1]);
         let after = match b.get(m.end()) {
             Some(b'/') => true,
             Some(b'.') => b
@@ -260,11 +265,7 @@ fn outside_paths(re: &Regex, line: &str) -> bool {
 /// True when `re` matches `line` somewhere that is no part of a dotted or slashed name: not
 /// after `.` or `/` (`org.apache.maven.exception`, a package), else as [`outside_paths`].
 fn outside_names(re: &Regex, line: &str) -> bool {
-    let b = line.as_bytes();
-    re.find_iter(line).any(|m| {
-        let before = m.start() > 0 && matches!(b[m.start() - 1], b'/' | b'.');
-        !before && outside_paths(re, &line[m.start()..])
-    })
+    outside(re, line, b"/.")
 }
 
 /// Counters a table of counts names in its header row beside `errors` (`ip -s link`'s

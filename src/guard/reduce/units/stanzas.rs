@@ -82,6 +82,7 @@ fn field(line: &str, s: Sep) -> Option<(String, String)> {
 /// One block: the lines (0-based) of its fields, its last line (a field or a line it
 /// continues), and the line right above its first field when that is no field (a title:
 /// `LOGICAL UNIT NUMBER 77`, `*** 12. row ***`).
+#[derive(Default)]
 struct Block {
     fields: Vec<usize>,
     last: usize,
@@ -133,21 +134,10 @@ pub(super) fn stanzas(b: &mut Builder, text: &str) -> bool {
     }
     let parsed: Vec<Option<(String, String)>> = all.iter().map(|l| field(l, sep)).collect();
     let mut blocks: Vec<Block> = Vec::new();
-    let mut cur = Block {
-        fields: Vec::new(),
-        last: 0,
-        title: None,
-    };
+    let mut cur = Block::default();
     for (i, l) in all.iter().enumerate() {
         if l.trim().is_empty() {
-            blocks.push(std::mem::replace(
-                &mut cur,
-                Block {
-                    fields: Vec::new(),
-                    last: 0,
-                    title: None,
-                },
-            ));
+            blocks.push(std::mem::take(&mut cur));
             continue;
         }
         if parsed[i].is_some() {
@@ -160,14 +150,7 @@ pub(super) fn stanzas(b: &mut Builder, text: &str) -> bool {
             cur.last = i;
         } else {
             // A line that is no field and continues nothing: the block ends.
-            blocks.push(std::mem::replace(
-                &mut cur,
-                Block {
-                    fields: Vec::new(),
-                    last: 0,
-                    title: None,
-                },
-            ));
+            blocks.push(std::mem::take(&mut cur));
         }
     }
     blocks.push(cur);
