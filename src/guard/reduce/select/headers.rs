@@ -119,6 +119,24 @@ pub(super) fn is_banner(line: &str) -> bool {
     }
 }
 
+/// Bytes at a line's start searched for a clock time by [`clock_early`].
+const CLOCK_BYTES: usize = 48;
+
+/// True when a clock time (`10:51:52`, `9:05:01`) stands among a line's first
+/// [`CLOCK_BYTES`] bytes: a log's line, stamped.
+fn clock_early(line: &str) -> bool {
+    let b = &line.as_bytes()[..line.len().min(CLOCK_BYTES)];
+    let d = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    (0..b.len()).any(|i| {
+        d(i) && b.get(i + 1) == Some(&b':')
+            && d(i + 2)
+            && d(i + 3)
+            && b.get(i + 4) == Some(&b':')
+            && d(i + 5)
+            && d(i + 6)
+    })
+}
+
 /// Fewest sections for a line shape to open repeated sections ([`repeat_openers`]).
 const MIN_SECTIONS: usize = 2;
 
@@ -448,6 +466,14 @@ impl Headers {
                 indent(l) == 0
                     && lead(l).is_some_and(|w| leads.get(&w).copied().unwrap_or(0) * 2 > nonblank)
             };
+            // Rows that are not a log's (no clock time at their start: `go test -bench`'s
+            // `BenchmarkX-2  300  83077 ns/op` lines under each `pkg:` opener) are the
+            // section's own: their opener says whose they are.
+            let timed = lines
+                .iter()
+                .find(|l| body(l))
+                .is_none_or(|l| clock_early(l));
+            let body = |l: &str| timed && body(l);
             let mut cur = 0usize;
             for (i, line) in lines.iter().enumerate() {
                 let n = i + 1;

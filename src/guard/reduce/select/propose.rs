@@ -88,6 +88,12 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         } else {
             format!("[in {}] {shown}", unit.parent)
         };
+        // A top extreme proposed by another channel still says what ranks it.
+        let prefix = prefix.or_else(|| {
+            (s.ext[i] >= MIN_EXT)
+                .then(|| s.ext_why.get(&i).map(String::as_str))
+                .flatten()
+        });
         let text = match prefix {
             Some(p) => format!("[{p}] {shown}"),
             None => shown,
@@ -134,6 +140,7 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         u,
         s,
     );
+    let second = errors.get(1).or(errors.first()).map_or(0.0, |e| e.1);
     for (i, x) in errors {
         push(&mut out, Channel::Errors, i, x, None);
         // An error element whose line is only its tag (`<system_message level="3" …
@@ -155,6 +162,17 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
                 group: None,
                 rel: s.rel[m],
             });
+        }
+    }
+    // The error that led up to the last one, when its template's first unit says something
+    // else: ranked with the second best error, and no near copy of that first unit.
+    if let Some(i) = lead_up(u) {
+        push(&mut out, Channel::Errors, i, second, None);
+        if let Some(c) = out
+            .last_mut()
+            .filter(|c| c.item.line == Some(u.units[i].line))
+        {
+            c.group = None;
         }
     }
     // A unit past a threshold the question states goes before the plain word matches, which
@@ -303,6 +321,36 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         });
     }
     out
+}
+
+/// Error units walked back from the output's last error by [`lead_up`].
+const LEAD_UP_ERRORS: usize = 40;
+
+/// The error nearest before the output's last error that its template's first unit does not
+/// already say (a template of many units, this one's text unlike the first's): a `configure`
+/// run probes for many headers, each missing one a `fatal error: X.h: No such file or
+/// directory` of one template, and fails on the last header probed, not on the first. `None`
+/// when no such unit is among the [`LEAD_UP_ERRORS`] error units before the last.
+fn lead_up(u: &Units) -> Option<usize> {
+    let last = (0..u.units.len())
+        .rev()
+        .find(|&i| u.units[i].sev == Severity::Error)?;
+    let mut first = std::collections::HashMap::new();
+    for (i, unit) in u.units[..last].iter().enumerate() {
+        first.entry(unit.template).or_insert(i);
+    }
+    (0..last)
+        .rev()
+        .filter(|&j| u.units[j].sev == Severity::Error)
+        .take(LEAD_UP_ERRORS)
+        .find(|&j| {
+            let unit = &u.units[j];
+            let f = first[&unit.template];
+            unit.template != u.units[last].template
+                && unit.kind == UnitKind::Line
+                && f != j
+                && u.units[f].text != unit.text
+        })
 }
 
 /// The first [`PER_CHANNEL`] of `ranked` (best first) taking each kind's best unit before

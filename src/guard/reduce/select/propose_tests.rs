@@ -277,3 +277,93 @@ fn a_row_rare_in_two_columns_is_shown_beside_many_rows_rare_in_one() {
         "{shown:?}"
     );
 }
+
+#[test]
+fn the_error_that_led_up_to_the_last_one_is_proposed_though_its_template_came_first() {
+    // A config.log: a dozen header probes fail alike (one template), the last probed fails
+    // the run. The template's first unit (`minix/config.h`) is not why it failed.
+    let mut text = String::from("configure:4051: checking for C compiler version\n");
+    let headers = [
+        "minix/config.h",
+        "attr/xattr.h",
+        "byteswap.h",
+        "endian.h",
+        "malloc/malloc.h",
+    ];
+    for (k, h) in headers.iter().chain(["sodium.h"].iter()).enumerate() {
+        text.push_str(&format!(
+            "configure:{}: checking for {h}\nconfigure:{}: gcc -c -O2 conftest.c >&5\n\
+             conftest.c:{}:10: fatal error: {h}: No such file or directory\n\
+             compilation terminated.\nconfigure: failed program was:\n| /* confdefs.h */\n\
+             | #define PACKAGE_NAME \"tinyvault\"\n",
+            5000 + k,
+            5000 + k,
+            40 + k
+        ));
+    }
+    text.push_str(
+        "configure:6859: error: libsodium headers not found; install libsodium-dev\n\
+         ## Cache variables. ##\nac_cv_header_sodium_h=no\n",
+    );
+    let kind = crate::guard::reduce::Kind::Log;
+    let c = generic_candidates(&text, kind, "Why did ./configure fail?");
+    let errors: Vec<&str> = c
+        .iter()
+        .filter(|c| c.channel == Channel::Errors)
+        .map(|c| c.item.text.as_str())
+        .collect();
+    // Proposed as no near copy of the template's first unit, so the selector may show both.
+    assert!(
+        c.iter()
+            .any(|c| c.item.text.contains("fatal error: sodium.h")
+                && c.channel == Channel::Errors
+                && c.group.is_none()),
+        "{errors:?}"
+    );
+    // A run whose last error is the only one of its kind proposes nothing more.
+    let one = "step 1 ok\nstep 2 ok\nerror: disk full\n";
+    let c = generic_candidates(one, kind, "Why did it fail?");
+    assert_eq!(c.iter().filter(|c| c.channel == Channel::Errors).count(), 1);
+}
+
+#[test]
+fn a_top_extreme_proposed_by_another_channel_says_what_ranks_it() {
+    let mut text = String::new();
+    for i in 0..60 {
+        if i % 12 == 0 {
+            text.push_str(&format!(
+                "goos: linux\ngoarch: amd64\npkg: example.com/pkg{i}\n"
+            ));
+        }
+        // Irregular, as timings are (a run of consecutive numbers is a numbering).
+        let (ns, b) = if i == 41 {
+            (83077, 4080)
+        } else {
+            (300 + (i * 37) % 91, 80)
+        };
+        text.push_str(&format!(
+            "BenchmarkReport/size=16/variant={i}-2  \t  300\t  {ns}.5 ns/op\t  {b} B/op\n"
+        ));
+    }
+    let intent = "Which benchmark is the slowest in ns/op?";
+    let u = crate::guard::reduce::units::build(&text, crate::guard::reduce::Kind::Lines);
+    let q = crate::guard::reduce::rank::Query::new(intent);
+    let asks = crate::guard::reduce::intent::Asks::of(intent);
+    let s = crate::guard::reduce::signals::score(&u, &q, &asks);
+    let c = candidates(&u, &s, &[], &q);
+    let top: Vec<&Cand> = c
+        .iter()
+        .filter(|c| c.item.text.contains("83077.5 ns/op"))
+        .collect();
+    let all: Vec<_> = c.iter().map(|c| (c.channel, &c.item.text)).collect();
+    assert!(top.len() > 1, "{all:?}");
+    // Whichever channel proposes it, it reads as the largest of both.
+    for c in &top {
+        let t = &c.item.text;
+        assert!(t.starts_with("[largest "), "{t:?}");
+        assert!(
+            t.contains("largest ns/op") && t.contains("largest B/op"),
+            "{t:?}"
+        );
+    }
+}

@@ -211,3 +211,46 @@ fn a_totals_row_is_not_ranked_with_the_rows_it_sums() {
     );
     assert_eq!(s.ext[total], 0.0);
 }
+
+#[test]
+fn a_number_before_its_unit_is_named_by_the_unit() {
+    // `go test -bench -benchmem`: each number is followed by its unit, so the unit before a
+    // number is the previous number's; the largest `B/op` must not read as an `ns/op`.
+    let mut text = String::new();
+    for i in 0..60 {
+        if i % 12 == 0 {
+            text.push_str(&format!(
+                "goos: linux\ngoarch: amd64\npkg: example.com/pkg{i}\n"
+            ));
+        }
+        let (ns, b, allocs) = if i == 41 {
+            (83077, 4080, 538)
+        } else {
+            (300 + i, 80 + i % 3, 3)
+        };
+        text.push_str(&format!(
+            "BenchmarkReport/size=16/variant={i}-2  \t  300\t  {ns}.5 ns/op\t  {b} B/op\t  {allocs} allocs/op\n"
+        ));
+    }
+    let intent = "Which benchmark is the slowest in ns/op?";
+    let u = build(&text, Kind::Lines);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    // Each label names the unit of the number it ranks: the row with 4080 B/op is the
+    // largest B/op, the rows with 82 B/op (80, 81 or 82 elsewhere) the 2nd, tied.
+    let mut labels = 0;
+    for (&i, why) in &s.ext_why {
+        let text = &u.units[i].text;
+        assert!(!why.contains('›'), "{why}");
+        if why.starts_with("largest B/op") {
+            assert!(text.contains("4080 B/op"), "{why}: {text}");
+        } else if why.starts_with("2nd largest B/op") {
+            assert!(text.contains("\t  82 B/op"), "{why}: {text}");
+        } else if why.starts_with("2nd largest allocs/op") {
+            assert!(text.ends_with("\t  3 allocs/op"), "{why}: {text}");
+        }
+        labels += 1;
+    }
+    assert!(labels > 0);
+    assert!(slots::unit_word("ns/op") && slots::unit_word("KiB") && slots::unit_word("%"));
+    assert!(!slots::unit_word("took") && !slots::unit_word("src/main.rs"));
+}

@@ -132,7 +132,16 @@ pub(super) fn slot_extremes(
                 .collect::<Vec<_>>()
                 .join(" ");
             let no_word = before.is_none() && after.is_empty();
+            // A number written before its unit (`83077 ns/op  4080 B/op  538 allocs/op`) is
+            // named by that unit, unless a word names it first (`took <*> ms` is a `took`):
+            // the literal before it is then the last value's unit or a number.
+            let unit_after = tt
+                .get(pos + 1)
+                .copied()
+                .filter(|x| unit_word(x))
+                .filter(|_| before.is_none_or(|b| unit_word(b) || number(b).is_some()));
             let label = match before {
+                _ if unit_after.is_some() => unit_after.unwrap_or_default().to_string(),
                 Some(b) if !b.ends_with([',', ';']) => b.to_string(),
                 _ if !after.is_empty() => after,
                 Some(b) => b.to_string(),
@@ -175,6 +184,25 @@ pub(super) fn slot_extremes(
         }
     }
     ranked
+}
+
+/// A unit of measure written after its number (`ns/op`, `B/op`, `allocs/op`, `ms`, `KiB`,
+/// `bytes`, `%`, `req/s`): a few letters, `%`, or a word per word (`ops/sec`).
+pub(super) fn unit_word(tok: &str) -> bool {
+    const UNITS: &[&str] = &[
+        "ns", "us", "µs", "ms", "s", "sec", "secs", "seconds", "B", "KB", "MB", "GB", "TB", "kB",
+        "KiB", "MiB", "GiB", "TiB", "bytes", "%",
+    ];
+    if UNITS.contains(&tok) {
+        return true;
+    }
+    tok.split_once('/').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && a.len() <= 8
+            && (1..=5).contains(&b.len())
+            && a.chars().all(|c| c.is_alphabetic())
+            && b.chars().all(|c| c.is_ascii_lowercase())
+    })
 }
 
 /// Template slots of one label ranked on the same side (`root/root <*>` of a `tar tv` listing,

@@ -162,6 +162,40 @@ fn a_log_line_is_in_no_section_a_multi_line_message_opened() {
 }
 
 #[test]
+fn rows_with_no_clock_time_are_their_sections_own() {
+    // `go test -bench` over packages: each `pkg:` line opens its package's rows, and the
+    // slowest row says nothing of its package without it.
+    let mut text = String::new();
+    for p in 0..6 {
+        text.push_str(&format!(
+            "goos: linux\ngoarch: amd64\npkg: example.com/inventory/pkg{p:02}\ncpu: Xeon\n"
+        ));
+        for v in 0..8 {
+            text.push_str(&format!(
+                "BenchmarkReport/size=16/variant={v}-2  \t  300\t  {}.5 ns/op\n",
+                300 + p * 10 + v
+            ));
+        }
+        text.push_str("PASS\n");
+    }
+    let h = Headers::of(&text);
+    let it = Item::line(Section::Evidence, 1, "x", 1.0);
+    // Line 33 is the third row of the third package (pkg02, line 29).
+    let head = h
+        .header(33, &it)
+        .expect("a benchmark row is in its package's section");
+    assert_eq!(
+        (head.line, head.text.as_str()),
+        (Some(29), "pkg: example.com/inventory/pkg02")
+    );
+    assert!(clock_early("2015-10-29 10:51:52.887 5127 INFO nova"));
+    assert!(clock_early("[9:05:01] started"));
+    assert!(!clock_early(
+        "BenchmarkReport/size=16/variant=0-2  300  330.7 ns/op"
+    ));
+}
+
+#[test]
 fn an_opener_always_right_after_another_continues_its_section() {
     let mut text = String::new();
     for (n, pct) in [(203, "19.15"), (77, "31.91"), (12, "8.50")] {
