@@ -185,7 +185,7 @@ pub fn reduce(html: &str, ctx: &Ctx<'_>) -> Reduction {
     // Page text: paragraphs matter, one-word lines (menus, math fragments) and templates do not.
     r.items.retain(|i| {
         !(i.section == Section::KeyFacts
-            && (i.text.starts_with("frequent template") || i.text.contains("line templates")))
+            && (i.text.starts_with("frequent template") || i.text.contains("line template")))
     });
     for it in r.items.iter_mut() {
         if let (Section::Evidence, Some(l)) = (it.section, it.line) {

@@ -34,6 +34,29 @@ static THROWN_ERROR: LazyLock<Regex> =
 static PROBE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:checking [^\n]{1,200}?\.\.\.(?:\s|$)|-- (?:Looking for|Performing Test|Check(?:ing)? (?:for|if|whether|size|that)) [^\n]{1,200} - )").unwrap()
 });
+/// make's own error (`make: *** No rule to make target 'src/a.c', needed by 'a.o'.  Stop.`,
+/// `make[2]: *** [Makefile:12: a.o] Error 1`): the run failed, whatever words follow.
+static MAKE_ERROR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^g?make(?:\[\d+\])?: \*\*\* ").unwrap());
+/// A compiler's remark at a source location (`kern.c:3:6: note: vectorized 1 loops`, gcc
+/// `-fopt-info`'s `optimized:` and `missed:`, clang's `remark:`): what the compiler noticed or
+/// did, not a failure, whatever its words (`Analysis failed with vector mode V4SF`).
+static LOCATED_REMARK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[^\s:]+:\d+(?::\d+)?:\s*(?:note|remark|optimized|missed|info|help|hint)\s*:")
+        .unwrap()
+});
+/// A C preprocessor directive (`#define SIGSEGV 11`, `#include <errno.h>`, `#ifdef
+/// HAVE_ERROR_H`): source code, as `gcc -dM -E` dumps it; its names are no event.
+static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*#\s*(?:define|undef|include|if|ifdef|ifndef|elif|else|endif|pragma)\b")
+        .unwrap()
+});
+/// A finding at a source location with no level word (`go vet`'s `pkg/a.go:19:9: fmt.Sprintf
+/// format %d has arg name of wrong type string`, `go build`'s `./main.go:12:5: undefined: x`):
+/// a path with an extension, a line and a column, then a message. A warning at least: the
+/// tool found something there.
+static LOCATED_FINDING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:\./)?[\w./+-]*\.[A-Za-z]{1,6}:\d+:\d+: [A-Za-z(]").unwrap());
 /// A line that is one quoted name and its comma: an entry of a list of names (`"errors",` among
 /// a Go package's `Imports`, an enum's `"error",`).
 static LISTED_NAME: LazyLock<Regex> =
@@ -241,7 +264,8 @@ fn level_error(line: &str) -> bool {
 }
 
 /// True when `re` matches `line` somewhere that is not part of a path: not after `/`, not
-/// before `/` or before `.` and a letter or digit (`a/Fatal.pm`, `CheckError.java`).
+/// before `/`, `::` or `.` and a letter or digit (`a/Fatal.pm`, `CheckError.java`,
+/// `InternalError::<init>`).
 fn outside_paths(re: &Regex, line: &str) -> bool {
     outside(re, line, b"/")
 }
@@ -252,7 +276,9 @@ fn outside(re: &Regex, line: &str, before: &[u8]) -> bool {
     re.find_iter(line).any(|m| {
         let before = m.start() > 0 && before.contains(&b[m.start() - 1]);
         let after = match b.get(m.end()) {
+            // A member of it (`java.lang.InternalError::<init>`, a JIT log's method).
             Some(b'/') => true,
+            Some(b':') => b.get(m.end() + 1) == Some(&b':'),
             Some(b'.') => b
                 .get(m.end() + 1)
                 .is_some_and(|c| c.is_ascii_alphanumeric()),
@@ -350,7 +376,12 @@ pub fn severity(line: &str) -> Severity {
     if has_rr(line) && MEASURED_ERROR.is_match(line) {
         return severity(&MEASURED_ERROR.replace_all(line, " "));
     }
+    if MAKE_ERROR.is_match(line) {
+        return Severity::Error;
+    }
     if is_passed_verdict(line)
+        || LOCATED_REMARK.is_match(line)
+        || DIRECTIVE.is_match(line)
         || LS_ENTRY.is_match(line)
         || column_header(line)
         || line.len() <= 120 && SETTING.is_match(line)
@@ -402,7 +433,7 @@ pub fn severity(line: &str) -> Severity {
             return Severity::Error;
         }
     }
-    if WARN.is_match(line) {
+    if WARN.is_match(line) || LOCATED_FINDING.is_match(line) {
         return Severity::Warn;
     }
     Severity::None

@@ -52,6 +52,30 @@ static FINAL_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
 static EXCEPTION_LAST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b(?::|$)").unwrap()
 });
+/// `error lines: 12 in 3 line templates; warning lines: 4 in 1 line template`, a kind left
+/// out when none (`no warning lines`); counts of `total` lines past 99 as shares
+/// ([`derived`]). Lines are counted by what they read as ([`crate::guard::reduce::signal`]'s
+/// levels and words), not by any exit status.
+fn severity_counts(err: usize, err_t: usize, warn: usize, warn_t: usize, total: usize) -> String {
+    let one = |what: &str, n: usize, t: usize| {
+        if n == 0 {
+            format!("no {what} lines")
+        } else {
+            format!(
+                "{what} lines: {} in {} line template{}",
+                derived(n, total, "the lines"),
+                count(t),
+                if t == 1 { "" } else { "s" }
+            )
+        }
+    };
+    format!(
+        "{}; {}",
+        one("error", err, err_t),
+        one("warning", warn, warn_t)
+    )
+}
+
 /// Nonblank lines at the end read for [`final_failure`].
 const FINAL_LINES: usize = 6;
 /// Lines before a final exception within which its `Traceback (most recent call last):` stands.
@@ -484,13 +508,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     if err_lines + warn_lines > 0 {
         fact(
             &mut items,
-            format!(
-                "error lines: {} in {} line templates; warning lines: {} in {} line templates",
-                derived(err_lines, n_lines, "the lines"),
-                count(err_t.len()),
-                derived(warn_lines, n_lines, "the lines"),
-                count(warn_t.len())
-            ),
+            severity_counts(err_lines, err_t.len(), warn_lines, warn_t.len(), n_lines),
             MUST,
         );
     }
@@ -742,11 +760,8 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
         status.push_str("; no error or warning lines found.");
     } else {
         status.push_str(&format!(
-            "; error lines: {} in {} templates, warning lines: {} in {} templates.",
-            derived(err_lines, n_lines, "the lines"),
-            count(err_t.len()),
-            derived(warn_lines, n_lines, "the lines"),
-            count(warn_t.len())
+            "; {}.",
+            severity_counts(err_lines, err_t.len(), warn_lines, warn_t.len(), n_lines)
         ));
     }
     let last_err = (0..lines.len()).rev().find(|&i| sevs[i] == Severity::Error);

@@ -581,3 +581,54 @@ fn probes_listed_names_and_debug_class_names_are_no_errors() {
         assert_eq!(severity(line), Severity::Error, "{line}");
     }
 }
+
+#[test]
+fn makes_own_error_compiler_remarks_directives_and_located_findings() {
+    // make's fatal line names no error word, and is the run's failure.
+    assert_eq!(
+        severity(
+            "make: *** No rule to make target 'src/mod000.c', needed by 'build/mod000.o'.  Stop."
+        ),
+        Severity::Error
+    );
+    assert_eq!(
+        severity("make[2]: *** [Makefile:12: a.o] Error 1"),
+        Severity::Error
+    );
+    // gcc -fopt-info's remarks: what the compiler did or tried, whatever their words.
+    for l in [
+        "kern.c:3:6: note: ***** Analysis failed with vector mode V4SF",
+        "kern.c:4:91: optimized: loop vectorized using 16 byte vectors",
+        "kern.c:9:3: missed: couldn't vectorize loop",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A preprocessor dump's macros name signals and errors; they are code.
+    for l in [
+        "#define SIGSEGV 11",
+        "#define EFAULT 14",
+        "# define __ERROR_H 1",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A finding at a file, line and column with no level word is a warning at least.
+    assert_eq!(
+        severity(
+            "pkg37/pkg37.go:126:17: Snapshot passes lock by value: pkg37.Store contains sync.Mutex"
+        ),
+        Severity::Warn
+    );
+    assert_eq!(severity("./main.go:12:5: undefined: x"), Severity::Warn);
+    // A stated level still decides.
+    assert_eq!(
+        severity("src/a.c:3:1: error: expected ';'"),
+        Severity::Error
+    );
+    // A method of an exception class is a name (a JIT log's `<init>`), not an exception.
+    assert_eq!(
+        severity(
+            "  @ 63   java.lang.InternalError::<init> (6 bytes)   callee's klass not linked yet"
+        ),
+        Severity::None
+    );
+}
