@@ -672,7 +672,12 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 } else {
                     slot_label(&name).to_string()
                 };
-                let also = format!("{} {named}", side.word());
+                let tied = if values.iter().filter(|&&y| y == x).count() > 1 {
+                    ", tied"
+                } else {
+                    ""
+                };
+                let also = format!("{} {named}{tied}", side.word());
                 if let Some(w) = s.ext_why.get_mut(&i) {
                     if w.starts_with(side.word()) && !w.contains(&also) {
                         w.push_str(&format!("; {also}"));

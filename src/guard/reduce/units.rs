@@ -670,6 +670,16 @@ fn line_fields(line: &str) -> Vec<(String, String)> {
         if hay[ke..vs].starts_with(':') && super::signals::line_ref(&format!("{k}:{v}")) {
             continue;
         }
+        // A key name with its number (`order:99567`, a Redis key alone on its line or
+        // quoted): an id, not an `order` of 99567 to rank.
+        let ks = c.get(1).map_or(0, |m| m.start());
+        if &hay[ke..vs] == ":"
+            && v.bytes().all(|b| b.is_ascii_digit())
+            && (hay.trim() == &hay[ks..c.get(2).map_or(0, |m| m.end())]
+                || hay[..ks].ends_with(['"', '\'']))
+        {
+            continue;
+        }
         // `works-with::file`, `std::ios_base`, `tokio::spawn`: a name with its scope, not a
         // key and its value.
         if v.starts_with(':') {

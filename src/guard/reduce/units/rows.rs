@@ -382,6 +382,9 @@ pub(super) fn csv(b: &mut Builder, text: &str) -> bool {
 }
 
 /// A whitespace-aligned table with a header (ps, kubectl get, df, dpkg -l): rows with columns.
+/// Fewest body rows for a column to be known numeric (see [`table`]).
+const MIN_TYPED_ROWS: usize = 20;
+
 pub(super) fn table(b: &mut Builder, text: &str) -> bool {
     let all: Vec<&str> = text.split('\n').collect();
     let Some((hdr, cols)) = table::find_header(&all) else {
@@ -392,6 +395,33 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
         .filter(|&i| !all[i].trim().is_empty())
         .collect();
     let layout = table::layout(&all, &body, &cols);
+    // Columns whose cells are numbers in nearly every row (`PID`, `%CPU`): a line with words
+    // in two of them is no row of the table but a line between its parts (`top -b`'s `MiB
+    // Swap: 0.0 total, ...` above each snapshot's rows), which must not rank as a `%CPU`.
+    let numeric_cell = |c: &str| {
+        let c = c
+            .trim()
+            .trim_end_matches(['%', 'm', 'g', 'k', 'M', 'G', 'K']);
+        !c.is_empty()
+            && c.replace([':', '.', '-', '+', ','], "")
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+    };
+    let mut numeric = vec![0usize; cols.len()];
+    for &i in &body {
+        for (k, c) in table::split_row(all[i].trim_end_matches('\r'), &cols, layout)
+            .iter()
+            .enumerate()
+            .take(cols.len())
+        {
+            numeric[k] += usize::from(numeric_cell(c));
+        }
+    }
+    let numeric: Vec<bool> = numeric
+        .iter()
+        .map(|&n| body.len() >= MIN_TYPED_ROWS && n * 10 >= body.len() * 9)
+        .collect();
+    let header = all[hdr].trim();
     for (i, raw) in all.iter().enumerate() {
         if b.units.len() >= MAX_UNITS {
             break;
@@ -400,12 +430,22 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
         if l.trim().is_empty() {
             continue;
         }
-        // The header and a rule under it (dpkg's `+++-====-===`) are no rows.
-        if i <= hdr || table::is_rule(l) {
+        // The header (again, above each part) and a rule under it (dpkg's `+++-====-===`)
+        // are no rows.
+        if i <= hdr || table::is_rule(l) || l.trim() == header {
             b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
             continue;
         }
         let cells = table::split_row(l, &cols, layout);
+        let misfit = cells
+            .iter()
+            .zip(&numeric)
+            .filter(|(c, &n)| n && !numeric_cell(c))
+            .count();
+        if misfit >= 2 {
+            b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
+            continue;
+        }
         let u = b.push(i + 1, keep_line(l), UnitKind::Record, String::new());
         b.units[u].fields = ids.iter().copied().zip(cells).collect();
     }

@@ -460,6 +460,16 @@ fn pairs_keep_dotted_keys_and_the_files_openers() {
 }
 
 #[test]
+fn a_key_name_with_its_number_is_no_field() {
+    // A Redis key alone on its line or quoted is an id: no `order` of 99567 to rank.
+    assert!(line_fields("order:99567").is_empty());
+    assert!(line_fields("  1) \"session:99424\"").is_empty());
+    // A count written tight after its key in a line of fields is one.
+    let f = line_fields("ts=12 retries:3 state=ok");
+    assert!(f.iter().any(|(k, v)| k == "retries" && v == "3"), "{f:?}");
+}
+
+#[test]
 fn a_file_and_its_line_are_no_field() {
     let f = line_fields("  at java.lang.ClassLoader.checkCerts (ClassLoader.java:767)");
     assert!(f.iter().all(|(k, _)| k != "ClassLoader.java"), "{f:?}");

@@ -135,3 +135,39 @@ fn a_quoted_cell_with_brackets_keeps_its_csv() {
     assert!(u.structured);
     assert_eq!(u.fields.len(), 3, "{:?}", u.fields);
 }
+
+#[test]
+fn lines_between_a_tables_parts_are_no_rows() {
+    // `top -b`: each snapshot's summary lines and its header again above its rows.
+    let mut text = String::new();
+    for snap in 0..3 {
+        text.push_str(&format!(
+            "top - 12:39:1{snap} up 11:50,  0 user,  load average: 4.28, 2.66, 2.25\n\
+             MiB Swap:      0.0 total,      0.0 free,      0.0 used.  23414.6 avail Mem\n\n\
+             \x20 PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND\n"
+        ));
+        for p in 0..12 {
+            text.push_str(&format!(
+                "{:>5} root      20   0   19460  16596   6672 R  {:>4}.0   0.1   0:02.51 worker{p}\n",
+                19400 + p,
+                p * 3 + snap
+            ));
+        }
+    }
+    let mut b = Builder::new(&text);
+    assert!(table(&mut b, &text));
+    let rows: Vec<&Unit> = b
+        .units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Record)
+        .collect();
+    assert_eq!(
+        rows.len(),
+        36,
+        "{:?}",
+        rows.iter().map(|u| &u.text).collect::<Vec<_>>()
+    );
+    assert!(rows
+        .iter()
+        .all(|u| !u.text.contains("MiB Swap") && !u.text.contains("PID USER")));
+}
