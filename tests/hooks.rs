@@ -421,6 +421,14 @@ fn codex(e: &Env) {
         assert_eq!(a["decision"], "block");
         let text = a["reason"].as_str().unwrap();
         assert!(text.len() < log.len() / 20);
+        // The one cap holds for the reason as printed, its opening line counted.
+        let tok =
+            toolsum::tokenizer::GgufTokenizer::from_gguf_path(&util::model_path("tiny")).unwrap();
+        let n = tok.count(text);
+        assert!(
+            n <= toolsum::guard::summarize::RESULT_TOKEN_CAP,
+            "{name}: {n} tokens"
+        );
         // The model is told its output was replaced, not the command refused.
         assert!(
             text.starts_with("toolsum saved this command's long output")

@@ -60,7 +60,10 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     if text.is_empty() {
         return Ok(None);
     }
-    ctx.frame = exit_line(payload.get("tool_response").unwrap_or(&Value::Null)).unwrap_or_default();
+    // What the reason opens with is counted in the cap, whichever line it is.
+    let line = exit_line(payload.get("tool_response").unwrap_or(&Value::Null))
+        .unwrap_or_else(|| REPLACED.to_string());
+    ctx.frame = line.clone();
     let r = ctx.guard(&call, text.clone());
     if !changed(&r, &text) {
         return Ok(None);
@@ -68,8 +71,6 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     let summary = blocks_to_text(&r.text);
     // The model reads the reason in place of the output: it opens saying so, with the
     // command's failure when the response reports one.
-    let line = exit_line(payload.get("tool_response").unwrap_or(&Value::Null))
-        .unwrap_or_else(|| REPLACED.to_string());
     let reason = format!("{line}\n\n{summary}");
     Ok(Some(json!({"decision": "block", "reason": reason})))
 }
