@@ -46,10 +46,13 @@ static LOCATED_REMARK: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap()
 });
 /// A C preprocessor directive (`#define SIGSEGV 11`, `#include <errno.h>`, `#ifdef
-/// HAVE_ERROR_H`): source code, as `gcc -dM -E` dumps it; its names are no event.
+/// HAVE_ERROR_H`): source code, as `gcc -dM -E` dumps it; its names are no event. `#if`,
+/// `#else` and `#include` only written tight: `# if the build fails` is a comment.
 static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*#\s*(?:define|undef|include|if|ifdef|ifndef|elif|else|endif|pragma)\b")
-        .unwrap()
+    Regex::new(
+        r"^\s*(?:#\s*(?:define|undef|ifdef|ifndef|elif|endif|pragma)|#(?:if|else|include))\b",
+    )
+    .unwrap()
 });
 /// A finding at a source location with no level word (`go vet`'s `pkg/a.go:19:9: fmt.Sprintf
 /// format %d has arg name of wrong type string`, `go build`'s `./main.go:12:5: undefined: x`):

@@ -665,8 +665,8 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             let v = w * (1.0 - decay * k2).max(0.5) * if outranked { 0.95 } else { 1.0 };
             // The top of another ranking too (the slowest benchmark also allocates the
             // most): said beside the first, so the label the question asks for is there.
-            let top = !outranked && values.first() == Some(&x);
-            if v <= s.ext[i] && top {
+            let heads_it = !outranked && values.first() == Some(&x);
+            if v <= s.ext[i] && heads_it {
                 let named = if field.is_some() {
                     shown_path(&name)
                 } else {

@@ -611,6 +611,11 @@ fn makes_own_error_compiler_remarks_directives_and_located_findings() {
     ] {
         assert_eq!(severity(l), Severity::None, "{l}");
     }
+    // A comment that opens with `if` is no directive: its error words still count.
+    assert_eq!(
+        severity("# if the build failed, see above"),
+        Severity::Error
+    );
     // A finding at a file, line and column with no level word is a warning at least.
     assert_eq!(
         severity(

@@ -381,10 +381,12 @@ pub(super) fn csv(b: &mut Builder, text: &str) -> bool {
     header.is_some() && b.units.len() >= 3
 }
 
-/// A whitespace-aligned table with a header (ps, kubectl get, df, dpkg -l): rows with columns.
 /// Fewest body rows for a column to be known numeric (see [`table`]).
 const MIN_TYPED_ROWS: usize = 20;
 
+/// A whitespace-aligned table with a header (ps, kubectl get, df, dpkg -l): rows with columns.
+/// A line with words in two columns that hold numbers in 9 rows of 10, or the header written
+/// again, is a line, not a row.
 pub(super) fn table(b: &mut Builder, text: &str) -> bool {
     let all: Vec<&str> = text.split('\n').collect();
     let Some((hdr, cols)) = table::find_header(&all) else {
