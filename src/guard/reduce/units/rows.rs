@@ -409,15 +409,15 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
                 .bytes()
                 .all(|b| b.is_ascii_digit())
     };
+    // Each body line's cells, split once: counted here, kept as its fields below.
+    let mut split: Vec<Option<Vec<String>>> = vec![None; all.len()];
     let mut numeric = vec![0usize; cols.len()];
     for &i in &body {
-        for (k, c) in table::split_row(all[i].trim_end_matches('\r'), &cols, layout)
-            .iter()
-            .enumerate()
-            .take(cols.len())
-        {
+        let cells = table::split_row(all[i].trim_end_matches('\r'), &cols, layout);
+        for (k, c) in cells.iter().enumerate().take(cols.len()) {
             numeric[k] += usize::from(numeric_cell(c));
         }
+        split[i] = Some(cells);
     }
     let numeric: Vec<bool> = numeric
         .iter()
@@ -438,7 +438,9 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
             b.push(i + 1, keep_line(l), UnitKind::Line, String::new());
             continue;
         }
-        let cells = table::split_row(l, &cols, layout);
+        let cells = split[i]
+            .take()
+            .unwrap_or_else(|| table::split_row(l, &cols, layout));
         let misfit = cells
             .iter()
             .zip(&numeric)
