@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 
 mod failures;
 mod gotest;
+mod named;
 mod offsets;
 mod records;
 mod render;
@@ -30,6 +31,9 @@ pub use render::{is_failure, record_fails, render};
 const FAILURE_RECORD_BYTES: usize = 700;
 /// Bytes of a record's identifying fields shown as evidence.
 const RECORD_BYTES: usize = 360;
+/// Priority of a value the question names by its key ([`named`]): below the whole small
+/// document (90), above the leaves ranked by the question (at most 45).
+const NAMED_PRIO: f64 = 80.0;
 /// Failing records listed at most (the Key facts give the total).
 const MAX_FAILURES: usize = 30;
 
@@ -573,6 +577,26 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
             }
         );
         failed = Some(n_fail + nested > 0);
+    }
+    // The values the question names by their keys, outlined (a large document only: a small
+    // one is shown whole below).
+    if text.len() > named::OUTLINE_BYTES * 4 {
+        for (i, nv) in named::named_values(v, ctx.query, pretty_style(text))
+            .into_iter()
+            .enumerate()
+        {
+            let shown = Escapes::of(text).apply(&nv.outline).unwrap_or(nv.outline);
+            // Where it is, after it: the outline starts as the file writes it.
+            let text_shown = format!("{shown} (at {})", jq_path(&nv.path));
+            f.items.push(Item {
+                section: Section::Evidence,
+                order: 5 + i,
+                line: key_line(&nv.path.iter().map(String::as_str).collect::<Vec<_>>())
+                    .or_else(|| named::key_line(text, &starts, &nv.path)),
+                text: text_shown,
+                prio: NAMED_PRIO - i as f64,
+            });
+        }
     }
     // The document itself when it is small once long strings are abbreviated.
     let whole = render(v, 3000);

@@ -159,6 +159,13 @@ const MIN_QUOTED: usize = 12;
 /// apart one record ([`Seen::has`]): an id or a name, not `"type": "x"`.
 const MIN_SAME_PAIR: usize = 32;
 
+/// True when `a` and `b` are both windows of a long line (cut at one end or both): two such
+/// that overlap show one stretch of the line twice. A rendering that shares a prefix with a
+/// window (a JSON value outlined under its key) shows other parts of it.
+fn windows(a: &str, b: &str) -> bool {
+    a.contains(super::CUT_MARK) && b.contains(super::CUT_MARK)
+}
+
 impl Seen {
     fn has(&self, it: &Item) -> bool {
         let core = core(&it.text);
@@ -192,11 +199,12 @@ impl Seen {
                     // document) still shows more.
                     || core.contains(t.as_str()) && t.len() * 3 >= core.len()
                     || (!mine.is_empty() && mine.iter().all(|p| t.contains(p.as_str())))
-                    || mine.iter().any(|p| {
-                        // Two windows of one long line that overlap by 40+ bytes.
-                        let head = super::clip_str(p, 40);
-                        head.len() >= 32 && t.contains(head)
-                    })
+                    || (windows(core, t)
+                        && mine.iter().any(|p| {
+                            // Two windows of one long line that overlap by 40+ bytes.
+                            let head = super::clip_str(p, 40);
+                            head.len() >= 32 && t.contains(head)
+                        }))
                     || {
                         let theirs = pieces(t);
                         !theirs.is_empty()

@@ -17,7 +17,7 @@ fn looks_base64(s: &str) -> bool {
         })
 }
 
-fn render_str(s: &str, max: usize) -> String {
+pub(super) fn render_str(s: &str, max: usize) -> String {
     if looks_base64(s) {
         // Not quoted: the description is not a string of the input.
         return "<base64 data, not shown>".to_string();
