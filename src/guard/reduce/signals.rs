@@ -26,7 +26,7 @@ mod chosen;
 mod dates;
 mod each;
 mod extremes;
-mod fields;
+pub(crate) mod fields;
 mod id_prefixes;
 mod limit;
 mod mining;

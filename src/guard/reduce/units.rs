@@ -638,6 +638,27 @@ impl Builder {
 
 /// `key=value` and `key: value` pairs of a line (logfmt, `Key: value` pages), and XML/HTML
 /// attributes (`name="value"`): at most 16 per line.
+/// A field's number `v` with the unit written a space after it in `rest` (`size=19.9 MiB`,
+/// `Rss:  315852 kB`), so sizes written in `B`, `KiB` and `MiB` compare as sizes; `v` alone
+/// when it is no number or no such unit follows.
+fn with_unit(v: String, rest: &str) -> String {
+    let Some(after) = rest.strip_prefix(' ') else {
+        return v;
+    };
+    let unit = after
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')' | ']' | '}'))
+        .next()
+        .unwrap_or("");
+    if super::signals::fields::SPACED_UNITS.contains(&unit)
+        && v.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && v.bytes().any(|b| b.is_ascii_digit())
+    {
+        format!("{v} {unit}")
+    } else {
+        v
+    }
+}
+
 fn line_fields(line: &str) -> Vec<(String, String)> {
     use regex::Regex;
     use std::sync::LazyLock;
@@ -652,10 +673,24 @@ fn line_fields(line: &str) -> Vec<(String, String)> {
             .unwrap()
     });
     let mut out = Vec::new();
-    if let Some(c) = LABEL.captures(clip_str(line, 300)) {
+    // A line that is one word's value (`Rss:           315852 kB` of `/proc/*/smaps`,
+    // `MemFree:  1024 kB`): the columns are padded, so the value is past a run of spaces.
+    static PADDED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*([A-Za-z][\w.\-()]{0,40}):\s{2,}(\S{1,60})(?: (\S{1,8}))?\s*$").unwrap()
+    });
+    let head = clip_str(line, 300);
+    if let Some(c) = PADDED.captures(head) {
+        let v = c[2].to_string();
+        let unit = c.get(3).map_or("", |m| m.as_str());
+        return vec![(c[1].to_string(), with_unit(v, &format!(" {unit}")))];
+    }
+    if let Some(c) = LABEL.captures(head) {
         let v = c[2].trim_matches('"').to_string();
         if !v.is_empty() {
-            out.push((c[1].to_string(), v));
+            out.push((
+                c[1].to_string(),
+                with_unit(v, &head[c.get(2).map_or(0, |m| m.end())..]),
+            ));
         }
     }
     let hay = clip_str(line, 2000);
@@ -686,7 +721,7 @@ fn line_fields(line: &str) -> Vec<(String, String)> {
             continue;
         }
         if !v.is_empty() {
-            out.push((k, v));
+            out.push((k, with_unit(v, &hay[c.get(2).map_or(0, |m| m.end())..])));
         }
         if out.len() >= 16 {
             break;

@@ -63,7 +63,14 @@ pub fn number(v: &str) -> Option<f64> {
         return None;
     }
     let n: f64 = digits.parse().ok()?;
-    let mult = match &v[end..] {
+    // A size or duration with its unit a space apart (`19.9 MiB`, `315852 kB`, `12 ms`), as
+    // a field's value keeps it ([`SPACED_UNITS`]); other words after a space are no unit.
+    let unit = match v[end..].strip_prefix(' ') {
+        Some(u) if SPACED_UNITS.contains(&u) => u,
+        Some(_) => return None,
+        None => &v[end..],
+    };
+    let mult = match unit {
         "" | "%" | "x" => 1.0,
         "ns" => 1e-9,
         "us" | "µs" => 1e-6,
@@ -80,6 +87,13 @@ pub fn number(v: &str) -> Option<f64> {
     };
     Some(n * mult)
 }
+
+/// Units [`number`] reads a space after the number: sizes and durations written as words
+/// of their own, no letter that could be a word (`m`, `h`, `K`).
+pub(crate) const SPACED_UNITS: &[&str] = &[
+    "ns", "us", "µs", "ms", "s", "sec", "secs", "B", "bytes", "KB", "kB", "KiB", "MB", "MiB", "GB",
+    "GiB", "TB", "TiB",
+];
 
 /// [`number`], or a number followed by a unit it does not know, of one to three letters
 /// (`973.2854pt`, `-3dB`, `12ops`), read as the number alone: the slot of one line template

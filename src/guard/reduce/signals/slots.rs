@@ -69,9 +69,11 @@ pub(super) fn slot_extremes(
                 for (p, &tok) in toks.iter().enumerate().take(tt.len()) {
                     if tt[p] == "<*>" {
                         if k == slot {
-                            val = fields::slot_number(tok).filter(|_| {
-                                !extremes::line_ref(tok) && !extremes::hex_byte(&toks, p)
-                            });
+                            val = fields::slot_number(tok)
+                                .filter(|_| {
+                                    !extremes::line_ref(tok) && !extremes::hex_byte(&toks, p)
+                                })
+                                .map(|x| x * unit_scale(tt.get(p + 1).copied()));
                             counted = !placeholder(tok);
                         } else if number(tok).is_none()
                             && !tok.chars().any(|c| c.is_ascii_digit())
@@ -203,6 +205,19 @@ pub(super) fn unit_word(tok: &str) -> bool {
             && a.chars().all(|c| c.is_alphabetic())
             && b.chars().all(|c| c.is_ascii_lowercase())
     })
+}
+
+/// What a number is multiplied by when the template writes `unit` after it: a size or a
+/// duration in bytes or seconds (`19.9 MiB` is 20,866,662), so a slot ranked with the same
+/// slot of another template (the lines written in `KiB` and those in `B`) compares sizes, not
+/// digits. 1 for no unit or one that is no size or duration.
+fn unit_scale(unit: Option<&str>) -> f64 {
+    match unit {
+        Some(u) if unit_word(u) && !u.contains('/') => {
+            fields::number(&format!("1{u}")).unwrap_or(1.0)
+        }
+        _ => 1.0,
+    }
 }
 
 /// Template slots of one label ranked on the same side (`root/root <*>` of a `tar tv` listing,

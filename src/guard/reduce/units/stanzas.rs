@@ -247,7 +247,19 @@ fn title(line: &str) -> String {
     let t = line.trim_matches(|c: char| {
         c.is_whitespace() || matches!(c, '*' | '-' | '=' | '+' | '|' | '[' | ']' | '#' | '_')
     });
-    shown(t)
+    // A bracket that closes one opened inside the title is the title's own (`… 00:00 0
+    // [heap]` of `/proc/*/smaps`), not a rule around it.
+    let start = t.as_ptr() as usize - line.as_ptr() as usize;
+    let mut end = start + t.len();
+    let mut open = t
+        .matches('[')
+        .count()
+        .saturating_sub(t.matches(']').count());
+    while open > 0 && line[end..].starts_with(']') {
+        end += 1;
+        open -= 1;
+    }
+    shown(&line[start..end])
 }
 
 /// A field's line as a record shows it: trimmed, each run of blanks (tabs of `/proc/cpuinfo`,
@@ -260,6 +272,16 @@ fn shown(line: &str) -> String {
 mod tests {
     use super::super::{build, UnitKind};
     use crate::guard::reduce::Kind;
+
+    #[test]
+    fn a_title_keeps_a_bracket_it_opens_and_loses_the_rules_around_it() {
+        assert_eq!(
+            super::title("55fef89bb000-55fefa40d000 rw-p 00000000 00:00 0      [heap]"),
+            "55fef89bb000-55fefa40d000 rw-p 00000000 00:00 0 [heap]"
+        );
+        assert_eq!(super::title("-[ RECORD 3 ]-+----"), "RECORD 3");
+        assert_eq!(super::title("[FRAME]"), "FRAME");
+    }
 
     fn sqlite_line(n: usize) -> String {
         let mut s = String::new();

@@ -724,3 +724,30 @@ fn names_listed_in_json_are_no_errors() {
     assert_eq!(p1.kind, UnitKind::Record);
     assert_eq!(p1.line, 9);
 }
+
+#[test]
+fn a_size_keeps_its_unit_so_sizes_in_kib_and_mib_compare() {
+    use crate::guard::reduce::signals::number;
+    let f = super::line_fields(
+        "a.py:10: size=19.9 MiB (+19.9 MiB), count=60001 (+60001), average=347 B",
+    );
+    assert!(
+        f.contains(&("size".to_string(), "19.9 MiB".to_string())),
+        "{f:?}"
+    );
+    assert!(
+        f.contains(&("average".to_string(), "347 B".to_string())),
+        "{f:?}"
+    );
+    assert!(number("19.9 MiB").unwrap() > number("10026 B").unwrap());
+    assert!(number("3750 KiB").unwrap() > number("10026 B").unwrap());
+    // A padded `/proc` field is one field, with its unit.
+    assert_eq!(
+        super::line_fields("Rss:              315852 kB"),
+        vec![("Rss".to_string(), "315852 kB".to_string())]
+    );
+    // A word after a number is no unit.
+    assert_eq!(number("3 apples"), None);
+    let f = super::line_fields("took=12 apples");
+    assert!(f.contains(&("took".to_string(), "12".to_string())), "{f:?}");
+}
