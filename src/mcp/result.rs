@@ -8,12 +8,12 @@
 //! - `structuredContent` that repeats the content (the spec asks servers that declare an
 //!   `outputSchema` to send both; server-filesystem sends `{"content": <the text>}`) is counted
 //!   once; other structured content is counted as JSON text beside the blocks.
-//! - `isError`, `_meta`, `resultType` and any other field are kept. A tool with an
-//!   `outputSchema` keeps a `structuredContent` that repeats the content, with each repeated
-//!   string replaced by the summary, the pointer or the blob's description; without one,
-//!   repeated structured content is dropped from a guarded result. Other structured content
-//!   of a summarized result is dropped in either case (the summary covers it, and the proxy
-//!   does not show clients the `outputSchema` that would require it: [`super::tools::add_intent`]).
+//! - `isError`, `_meta`, `resultType` and any other field are kept. A summarized result has
+//!   no `structuredContent`: kept, it would carry the summary a second time (twice the
+//!   tokens), and the proxy does not show clients the `outputSchema` that would require it
+//!   ([`super::tools::add_intent`]). A result only its blobs were taken out of keeps the
+//!   `structuredContent` of a tool with an `outputSchema`, each blob replaced by its
+//!   description; without one, repeated structured content is dropped.
 
 use std::path::Path;
 
@@ -372,31 +372,17 @@ pub fn build(
     let summarized = summary_text.is_some();
     match (&parts.structured, info.has_output_schema) {
         (Structured::Absent, _) => {}
+        (Structured::Repeats, true) if summarized => {
+            obj.remove("structuredContent");
+        }
         (Structured::Repeats, true) => {
+            // Only blobs were taken out: each is replaced by its description.
             if let Some(s) = obj.get_mut("structuredContent") {
-                let joined = parts.text();
-                let pointer = summary.and_then(|r| r.saved.last()).map(|f| {
-                    format!(
-                        "[in the saved file {}]",
-                        session_dir.join(&f.path).display()
-                    )
-                });
                 let f = |leaf: &str| -> Option<String> {
-                    if let Some(b) = blobs.iter().find(|b| b.data == leaf) {
-                        return Some(b.description.clone());
-                    }
-                    if !summarized || leaf.chars().count() < MIN_REPEAT_CHARS {
-                        return None;
-                    }
-                    let whole =
-                        leaf == joined || parts.texts.len() == 1 && parts.texts[0].1 == leaf;
-                    if whole {
-                        return summary_text.clone();
-                    }
-                    if parts.texts.iter().any(|(_, t)| t.contains(leaf)) {
-                        return pointer.clone();
-                    }
-                    None
+                    blobs
+                        .iter()
+                        .find(|b| b.data == leaf)
+                        .map(|b| b.description.clone())
                 };
                 replace_strings(s, &f);
             }
@@ -497,11 +483,11 @@ mod tests {
         assert_eq!(out["isError"], true);
         assert_eq!(out["_meta"], json!({"k": 1}));
         assert_eq!(out["resultType"], "complete");
-        assert_eq!(
-            out["structuredContent"]["content"], c[0]["text"],
-            "schema shape kept"
+        assert!(
+            out.get("structuredContent").is_none(),
+            "the summary is sent once, not again as structured content"
         );
-        // Without an outputSchema the repetition is dropped.
+        // Without an outputSchema the repetition is dropped too.
         let out = build(&r, &p, Some(&s), &[], d.path(), ToolInfo::default(), "t");
         assert!(out.get("structuredContent").is_none());
         // Structured content of its own (not the text again) is summarized with the text and
