@@ -80,7 +80,7 @@ static MEASURED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)(?:(?:\b|_)err(?:or)?s?\s*=|\w[ _]err(?:or)?s?\s*:)\s*[-+]?",
         r"(?:\d+\.\d*|\.\d+|\d+(?:\.\d+)?[eE][-+]?\d+)(?:$|[\s,;)])",
-        r"|\b(?:rms|root[- ]mean[- ]squared?|mean[- ]squared?|mean[- ]absolute|relative|absolute",
+        r"|\b(?:rms|root[- ]mean[- ]squared?|mean[- ]squared?|mean[- ]absolute|mean|relative|absolute",
         r"|numerical|residual|truncation|round-?off|rounding|approximation|reconstruction",
         r"|quantization|standard|prediction|estimation)\s+errors?\b"
     ))
@@ -392,6 +392,8 @@ pub fn severity(line: &str) -> Severity {
         || DEBUGGER_NO_SOURCE.is_match(line)
         || quoted_source(line)
         || option_help(line)
+        || DECLARATION.is_match(line)
+        || PY_VERBOSE.is_match(line)
         || PROBE.is_match(line)
         || LISTED_NAME.is_match(line)
     {
@@ -503,9 +505,44 @@ fn option_help(line: &str) -> bool {
     OPTION_HELP.is_match(crate::guard::reduce::clip_str(line, 200))
 }
 
-/// An option at a line's start: `-q`, `--max-old-space-size=…`, `-o <file>`.
-static OPTION_HELP: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*--?[A-Za-z][\w-]*(?:[\s,=\[<]|$)").unwrap());
+/// An option at a line's start: `-q`, `--max-old-space-size=…`, `-o <file>`; or an option's
+/// name and its value's type, indented (ffmpeg's AVOptions: `  mean_err  <boolean>
+/// ..FV....... compute and print mean error (default false)`).
+static OPTION_HELP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^\s*--?[A-Za-z][\w-]*(?:[\s,=\[<]|$)|^\s+[A-Za-z][\w.:-]*\s+<[a-z][\w ]{0,20}>\s+\S",
+        // An option's or a constant's row with ffmpeg's 11 flag columns (`erri
+        // ...V....B.. Error with inserted code`).
+        r"|^\s+\S+\s+(?:<[\w ]+>\s+)?[.A-Z]{11}(?:\s|$)"
+    ))
+    .unwrap()
+});
+
+/// A function's declaration as code or API docs write it (`func Serve(l net.Listener, handler
+/// Handler) error`, `def on_error(self, exc)`, `pub fn fail(&self) -> Error`): `error` there
+/// is a type or a name, not something that happened.
+///
+/// Also a Go declaration of a value or a field of function type (`var ErrHandlerTimeout =
+/// errors.New("http: Handler timeout")`, `Proxy func(*Request) (*url.URL, error)`) and a
+/// code comment (`// If it returns an error, the Transport's RoundTrip fails`): code and
+/// what it says it does.
+static DECLARATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:func|fn|def)\s+(?:\([^)]*\)\s*)?[A-Za-z_]\w*\s*[(<\[]",
+        r"|^\s*(?:var|const)\s+[A-Za-z_]\w*\s*=\s*\S",
+        r"|^\s*[A-Za-z_]\w*\s+func\(",
+        r"|^\s*//\s"
+    ))
+    .unwrap()
+});
+
+/// `python -v`'s trace of its imports (`import 'traceback' # <…SourceFileLoader…>`, `# destroy
+/// traceback`, `# cleanup[2] removing traceback`, `# code object from '…/traceback.cpython-311.pyc'`):
+/// modules loaded and unloaded; a module named `traceback` or `errno` is no error.
+static PY_VERBOSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:import '[\w.]+' # |# (?:destroy|cleanup\[\d+\] (?:removing|wiping)) [\w.]+\s*$|# code object from )")
+        .unwrap()
+});
 
 /// A script's own record of how it ended: autoconf's `config.log` closes on `configure: exit 0`
 /// (and `config.status: exit 0`), a shell trace on `+ exit 1`. Checks that failed along the way

@@ -637,3 +637,33 @@ fn makes_own_error_compiler_remarks_directives_and_located_findings() {
         Severity::None
     );
 }
+
+#[test]
+fn declarations_imports_and_option_help_name_errors_without_one_happening() {
+    for l in [
+        "func Serve(l net.Listener, handler Handler) error",
+        "func (t *Transport) RoundTrip(req *Request) (*Response, error)",
+        "    def on_error(self, exc):",
+        "pub fn fail(&self) -> Result<(), Error> {",
+        "import 'traceback' # <_frozen_importlib_external.SourceFileLoader object at 0x7f2e049fb710>",
+        "# destroy traceback",
+        "# cleanup[2] removing traceback",
+        "  mean_err          <boolean>    ..FV....... compute and print mean error (default false)",
+        "     erri                         ...V....B.. Error with inserted code, No concealment",
+        "var ErrHandlerTimeout = errors.New(\"http: Handler timeout\")",
+        "\tProxy func(*Request) (*url.URL, error)",
+        "\t// If it returns an error, the Transport's RoundTrip fails with",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A traceback that happened, a failed call and a statistic's neighbour stay what they are.
+    assert_eq!(
+        severity("Traceback (most recent call last):"),
+        Severity::Error
+    );
+    assert_eq!(
+        severity("functional test failed: connection refused"),
+        Severity::Error
+    );
+    assert_eq!(severity("error: mean value out of range"), Severity::Error);
+}
