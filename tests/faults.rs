@@ -220,7 +220,20 @@ fn stopped_daemon(socket: &Path, session: &Path, pid: u32, big: &[u8]) {
     unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
     let small = cli_guard(socket, session, b"hello\n".to_vec(), &[]);
     let large = cli_guard(socket, session, big.to_vec(), &["--token-limit", "500"]);
+    // `status` names the stopped daemon as one, within the probe's bound (not the 30 s read
+    // timeout's bare EAGAIN).
+    let st = Command::new(util::bin())
+        .args(["status", "--socket"])
+        .arg(socket)
+        .output()
+        .unwrap();
     unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(!st.status.success(), "{err}");
+    assert!(
+        err.contains("did not answer `status` within 3 s") && err.contains("stopped or hung"),
+        "{err}"
+    );
     for (what, out) in [("small", &small), ("large", &large)] {
         assert!(
             out.status.success(),
@@ -246,6 +259,10 @@ fn stopped_daemon(socket: &Path, session: &Path, pid: u32, big: &[u8]) {
     let saved = r.saved.first().expect("the large result is saved");
     let path = session.join(&saved.path);
     assert_eq!(std::fs::read(&path).unwrap(), big, "{}", path.display());
+    // The CLI's JSON names the dir its saved paths are relative to.
+    let v: Value = serde_json::from_slice(&large.stdout).unwrap();
+    let dir = Path::new(v["session_dir"].as_str().expect("session_dir in --json"));
+    assert_eq!(std::fs::read(dir.join(&saved.path)).unwrap(), big);
 }
 
 /// 64 connections that never send a byte fill every slot: `status` and `count` still answer on

@@ -176,7 +176,17 @@ pub fn guard_cmd(a: GuardArgs) -> anyhow::Result<()> {
     }
     use std::io::Write;
     let json = if a.json {
-        Some(serde_json::to_string(&out.response)?)
+        // The response's `saved[].path` is relative to the session dir, which may be the
+        // fallback one rather than the dir asked for: the CLI names it (absolute).
+        let mut v = serde_json::to_value(&out.response)?;
+        if let Some(o) = v.as_object_mut() {
+            let dir = std::path::absolute(&out.session_dir).unwrap_or(out.session_dir.clone());
+            o.insert(
+                "session_dir".into(),
+                serde_json::Value::String(dir.display().to_string()),
+            );
+        }
+        Some(serde_json::to_string(&v)?)
     } else {
         None
     };

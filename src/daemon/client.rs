@@ -611,12 +611,21 @@ fn finish(
 /// `status` through the daemon.
 ///
 /// # Errors
-/// No daemon, or it errs.
+/// No daemon, it errs, or it does not answer within [`PROBE_TIMEOUT`] (stopped or hung).
 pub fn status_cli(config: &Config) -> anyhow::Result<Value> {
     let mut c = Client::connect(&config.socket).map_err(|e| {
         anyhow::Error::new(e).context(format!("no daemon on {}", config.socket.display()))
     })?;
-    Ok(c.status()?)
+    // A stopped or hung daemon is named as one within [`PROBE_TIMEOUT`], not after the 30 s
+    // read timeout with the socket's bare `EAGAIN`.
+    c.set_timeout(Some(PROBE_TIMEOUT))?;
+    c.status().map_err(|e| {
+        anyhow::anyhow!(
+            "the daemon on {} accepts connections but did not answer `status` within {} s ({e}); is it stopped or hung?",
+            config.socket.display(),
+            PROBE_TIMEOUT.as_secs()
+        )
+    })
 }
 
 /// `count` through the daemon (the model is already loaded there).
