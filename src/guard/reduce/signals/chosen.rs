@@ -108,8 +108,15 @@ fn is_name(v: &str) -> bool {
     if matches!(v, "true" | "false" | "null") {
         return false;
     }
+    // A hash names nothing a reader knows; an id with its kind before a dash (`i-2e3d…`,
+    // `vol-0a1b…`, `sg-…`, as AWS writes them) names one record.
     let hex = v.chars().filter(|c| c.is_ascii_hexdigit()).count();
-    if hex >= 16 && hex * 10 >= v.len() * 8 {
+    let kind_prefixed = v.split_once('-').is_some_and(|(k, rest)| {
+        (1..=6).contains(&k.len())
+            && k.chars().all(|c| c.is_ascii_lowercase())
+            && rest.chars().all(|c| c.is_ascii_hexdigit())
+    });
+    if hex >= 16 && hex * 10 >= v.len() * 8 && !kind_prefixed {
         return false;
     }
     // A date or time starts with a digit and holds a colon or only digits and separators.
@@ -355,13 +362,18 @@ fn naming_field(u: &Units, dists: &[Dist], f: usize, recs: &[usize]) -> Option<u
         let name = &u.fields[g].name;
         // A column header's last word: `Site Name` is a name.
         let own = name.rsplit(['.', '/', ' ']).next().unwrap_or(name);
-        let list = own.ends_with("[]");
-        let own = own.trim_start_matches('@').trim_end_matches("[]");
-        (
-            NAME_KEYS.contains(&own.to_ascii_lowercase().as_str()),
-            !list,
-            n,
-        )
+        // A value inside a list (`Tags[] › Key`, one of a record's several tags) names no
+        // record while a field of the record's own does (`InstanceId`).
+        let list = name.contains("[]");
+        let own = own
+            .trim_start_matches('@')
+            .trim_end_matches("[]")
+            .to_ascii_lowercase();
+        let id = own == "id" || own.ends_with("_id") || own.ends_with("id") && own.len() > 4;
+        // Of two such, the one no two records share (`InstanceId`, not the `ImageId` many
+        // instances run).
+        let unique = dists[g].counts.first().is_none_or(|c| c.1 == 1);
+        (!list, NAME_KEYS.contains(&own.as_str()), id, unique, n)
     };
     distinct
         .iter()
@@ -460,6 +472,33 @@ mod tests {
     use crate::guard::reduce::signals::field_dists;
     use crate::guard::reduce::units::build;
     use crate::guard::reduce::Kind;
+
+    #[test]
+    fn a_record_is_named_by_its_own_unique_id_not_a_shared_one_or_a_listed_tag() {
+        assert!(is_name("i-2e3dd7285e653e574"));
+        assert!(!is_name("1e59b61ec3662be30b817d3125fca946231f0"));
+        let recs: Vec<serde_json::Value> = (0..12)
+            .map(|i| {
+                serde_json::json!({
+                    "ImageId": "ami-03cf127a",
+                    "InstanceId": format!("i-0{:016x}", 0x2e3dd7285e653e57u64 + i),
+                    "State": {"Code": if i == 7 { 80 } else { 16 }, "Name": if i == 7 { "stopped" } else { "running" }},
+                    "Tags": [{"Key": "Name", "Value": format!("web-{i}")}],
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&serde_json::json!({"Instances": recs})).unwrap();
+        let u = build(&text, Kind::Json);
+        let dists = field_dists(&u);
+        let q = Query::new("Which instance is stopped?");
+        let facts = chosen(&u, &dists, &q, &Headers::default());
+        let f = facts
+            .iter()
+            .find(|f| f.text.contains("stopped"))
+            .unwrap_or_else(|| panic!("{facts:?}"));
+        assert!(f.text.contains("by InstanceId"), "{}", f.text);
+        assert!(f.text.contains("i-02e3dd7285e653e5e"), "{}", f.text);
+    }
 
     #[test]
     fn the_records_a_named_value_picks_are_listed_by_their_name() {
