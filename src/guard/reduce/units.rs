@@ -87,6 +87,9 @@ pub struct Unit {
     pub pairs: Vec<String>,
     /// Separator of pairs in this unit's document (`", "` pretty, `","` compact).
     pub pair_sep: &'static str,
+    /// Whether [`Unit::pairs`] stop before the record ends (a record of more leaves than are
+    /// read): it is never shown as whole, and ends on ` …`.
+    pub cut: bool,
     /// For a record nested in records: the outermost one's naming pair as the file writes it
     /// (`"title": "tests/retry.spec.ts",`), which says whose result this is; empty otherwise.
     pub parent: String,
@@ -118,7 +121,7 @@ impl Unit {
         keep.sort_unstable();
         keep.dedup();
         let mut out = String::new();
-        let whole = keep.len() == self.pairs.len() && heads.is_empty();
+        let whole = keep.len() == self.pairs.len() && heads.is_empty() && !self.cut;
         // Braces for a JSON record shown whole; rows and elements are their pairs alone.
         let braces = whole && matches!(self.pair_sep, ", " | ",");
         if braces {
@@ -150,7 +153,7 @@ impl Unit {
                 out.pop();
             }
             out.push('}');
-        } else if !whole && prev != Some(self.pairs.len() - 1) {
+        } else if !whole && (prev != Some(self.pairs.len() - 1) || self.cut) {
             out.push_str(" …");
         }
         out
@@ -506,6 +509,7 @@ impl Builder {
             fields: Vec::new(),
             pairs: Vec::new(),
             pair_sep: ", ",
+            cut: false,
             parent: String::new(),
             ancestry: String::new(),
         });

@@ -362,15 +362,19 @@ pub(super) fn distinct(
     }
     // Every scalar leaf, the record's own first, then nested ones (document order).
     let mut order: Vec<(String, &Value)> = Vec::new();
-    for (k, v) in m {
+    // The index in `m` of the member each leaf belongs to (its place in the file).
+    let mut member: Vec<usize> = Vec::new();
+    for (i, (k, v)) in m.iter().enumerate() {
         if !matches!(v, Value::Object(_) | Value::Array(_)) {
             order.push((k.clone(), v));
+            member.push(i);
         }
     }
-    for (k, v) in m {
+    for (i, (k, v)) in m.iter().enumerate() {
         if matches!(v, Value::Object(_) | Value::Array(_)) {
             let mut p = k.clone();
             leaves(v, &mut p, &mut order, MAX_RECORD_LEAVES);
+            member.resize(order.len(), i);
         }
     }
     let mut seen = std::collections::HashSet::new();
@@ -451,17 +455,38 @@ pub(super) fn distinct(
     if let Some((_, k, first, last, vals)) = list {
         parts.push((first, last, format!("\"{k}\": [{}]", vals.join(", "))));
     }
+    // In the file's order of members (the record's own scalars were read first); a member
+    // left out before, between or after the parts shown is marked ` … `, so the braces never
+    // close a record on fewer members than it has.
+    parts.sort_by_key(|(first, _, _)| (member[*first], *first));
+    // Whether leaf `i` opens (closes) its member: a scalar member is one leaf; a nested
+    // one's leaves are read one after another.
+    let opens = |i: usize| i == 0 || member[i - 1] != member[i];
+    let closes = |i: usize| member.get(i + 1).is_none_or(|&x| x != member[i]);
     let mut out = String::from("{");
+    if parts
+        .first()
+        .is_some_and(|(f, _, _)| member[*f] > 0 || !opens(*f))
+    {
+        out.push_str("… ");
+    }
     let mut prev: Option<usize> = None;
     for (first, last, text) in &parts {
-        match prev {
-            None => {}
-            Some(p) if *first == p + 1 => out.push_str(", "),
+        if let Some(p) = prev {
+            let next_leaf = member[*first] == member[p] && *first == p + 1;
+            let next_member = member[*first] == member[p] + 1 && closes(p) && opens(*first);
             // The file follows a member with a comma when another comes after it.
-            Some(_) => out.push_str(", … "),
+            out.push_str(if next_leaf || next_member {
+                ", "
+            } else {
+                ", … "
+            });
         }
         out.push_str(text);
         prev = Some(*last);
+    }
+    if prev.is_some_and(|p| member[p] + 1 < m.len() || !closes(p)) {
+        out.push_str(", …");
     }
     out.push('}');
     show_line_max(&out, max)

@@ -109,6 +109,31 @@ fn a_record_shows_what_sets_it_apart_from_its_siblings() {
 }
 
 #[test]
+fn a_record_shown_in_part_marks_the_members_left_out_in_file_order() {
+    let recs: Vec<serde_json::Value> = (0..20)
+        .map(|i| {
+            serde_json::json!({
+                "Key": format!("builds/api/{i}.tar.gz"),
+                "ETag": format!("\"{i:032x}\""),
+                "ChecksumAlgorithm": ["CRC32"],
+                "Size": 1000 + i,
+                "StorageClass": "STANDARD"
+            })
+        })
+        .collect();
+    let maps: Vec<&serde_json::Map<String, serde_json::Value>> =
+        recs.iter().filter_map(|r| r.as_object()).collect();
+    let constant = render::Constant::of(&maps);
+    let shown = render::distinct(maps[3], 300, &constant, &Query::new("largest object size"));
+    // The shared checksum list sits between ETag and Size, the shared class after Size.
+    assert!(
+        shown.contains("\"Size\": 1003, …}") && shown.contains(", … \"Size\""),
+        "{shown}"
+    );
+    assert!(shown.starts_with("{\"Key\""), "{shown}");
+}
+
+#[test]
 fn a_wide_documents_kind_fact_names_its_first_keys() {
     let mut m = serde_json::Map::new();
     for i in 0..30 {

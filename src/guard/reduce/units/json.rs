@@ -336,6 +336,7 @@ impl<'t> JsonWalk<'t> {
             .map(|l| (b.field(&l.path), plain(l.value)))
             .collect();
         b.units[u].fields = ids;
+        b.units[u].cut = leaves.len() >= MAX_LEAVES;
         let shown_pairs = pairs(&leaves, self.pretty);
         // The outermost record names the records nested in it.
         let outermost = self.outer.is_none();
@@ -691,6 +692,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                     .collect();
                 b.units[u].fields = ids;
                 b.units[u].pairs = pairs(&leaves, pretty);
+                b.units[u].cut = leaves.len() >= MAX_LEAVES;
                 b.units[u].pair_sep = if pretty { ", " } else { "," };
                 // Long text fields at any depth (a log message with its own lines, a
                 // compiler's `message.rendered` diagnostic) are units too, line by line.
