@@ -402,6 +402,28 @@ fn every_agent_hook_against_the_real_daemon() {
         "{logged}"
     );
 
+    // Raw bytes that are not UTF-8 inside the payload's strings: still guarded (bad bytes
+    // read as U+FFFD), and the reason logged.
+    let mut bad = fixture("claude-code.bash.large.json", &f);
+    let at = bad
+        .windows(5)
+        .position(|w| w == b"ERROR")
+        .expect("the large log has an ERROR");
+    bad.splice(at..at, [0xffu8, 0xfe]);
+    let out = hook(&e, "claude-code", &bad);
+    let a = answer(&out);
+    let text = a["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.len() < log.len() / 20,
+        "summarized: {} bytes",
+        text.len()
+    );
+    assert!(!pointer(text).is_empty(), "{text}");
+    let logged = std::fs::read_to_string(e.state.join("toolsum/hook.log")).unwrap();
+    assert!(logged.contains("not valid UTF-8"), "{logged}");
+
     codex(&e);
     gemini(&e);
     cursor(&e);

@@ -425,8 +425,24 @@ fn run_hook(a: HookArgs, report: &mut HookReport) -> Result<Option<Value>, Strin
     if raw.len() > MAX_PAYLOAD_BYTES {
         return Err(format!("payload over {MAX_PAYLOAD_BYTES} bytes"));
     }
-    let payload: Value =
-        serde_json::from_slice(&raw).map_err(|e| format!("the payload is not JSON: {e}"))?;
+    let payload: Value = match serde_json::from_slice(&raw) {
+        Ok(v) => v,
+        // Raw bytes that are not UTF-8 in a string (a tool's Latin-1 output pasted into the
+        // JSON unescaped): read as UTF-8 with each bad sequence as U+FFFD, so the output is
+        // still guarded (and saved as read), and the note says why it differs.
+        Err(e) if std::str::from_utf8(&raw).is_err() => {
+            let text = String::from_utf8_lossy(&raw);
+            let bad = text.matches('\u{FFFD}').count();
+            let v = serde_json::from_str(&text).map_err(|e2| {
+                format!("the payload is not JSON: it is not valid UTF-8 ({e}); read with U+FFFD for the bad bytes: {e2}")
+            })?;
+            report.notes.push(format!(
+                "the payload is not valid UTF-8: {bad} invalid byte sequence(s) read as U+FFFD"
+            ));
+            v
+        }
+        Err(e) => return Err(format!("the payload is not JSON: {e}")),
+    };
     report.tool = payload
         .get("tool_name")
         .or_else(|| payload.get("tool"))
