@@ -640,8 +640,6 @@ impl Builder {
     }
 }
 
-/// `key=value` and `key: value` pairs of a line (logfmt, `Key: value` pages), and XML/HTML
-/// attributes (`name="value"`): at most 16 per line.
 /// A field's number `v` with the unit written a space after it in `rest` (`size=19.9 MiB`,
 /// `Rss:  315852 kB`), so sizes written in `B`, `KiB` and `MiB` compare as sizes; `v` alone
 /// when it is no number or no such unit follows.
@@ -663,6 +661,8 @@ fn with_unit(v: String, rest: &str) -> String {
     }
 }
 
+/// `key=value` and `key: value` pairs of a line (logfmt, `Key: value` pages), and XML/HTML
+/// attributes (`name="value"`): at most 16 per line.
 fn line_fields(line: &str) -> Vec<(String, String)> {
     use regex::Regex;
     use std::sync::LazyLock;

@@ -599,6 +599,14 @@ pub(super) fn identity(m: &Map<String, Value>, max: usize) -> String {
     if n == 0 {
         return String::new();
     }
+    // Members left out before the first shown or after the last are marked too: the braces
+    // never close a record on fewer members than it has.
+    if picked.first().is_some_and(|(k, _)| pos(k) > 0) {
+        out.insert_str(1, "… ");
+    }
+    if prev.is_some_and(|p| p + 1 < m.len()) {
+        out.push_str(", …");
+    }
     out.push('}');
     show_line_max(&out, max)
 }
