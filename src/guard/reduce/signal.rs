@@ -502,19 +502,26 @@ pub fn exit_code(line: &str) -> Option<i64> {
 /// says what an exit code would be, not what one was. The option is a word of its own (space,
 /// `,`, `=`, `[`, `<` or the end after it), so `-bash: x: command not found` is no option.
 fn option_help(line: &str) -> bool {
-    OPTION_HELP.is_match(crate::guard::reduce::clip_str(line, 200))
+    let line = crate::guard::reduce::clip_str(line, 200);
+    OPTION_HELP.is_match(line)
+        || FLAG_COLUMNS
+            .captures(line)
+            .is_some_and(|c| c[1].matches('.').count() >= 2)
 }
+
+/// An option's or a constant's row with ffmpeg's 11 flag columns (`erri  ...V....B.. Error
+/// with inserted code`): the flags hold dots where a flag is unset (2 at least, so an
+/// 11-letter word in capitals, `FAILEDTESTS`, is no flags).
+static FLAG_COLUMNS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+\S+\s+(?:<[\w ]+>\s+)?([.A-Z]{11})(?:\s|$)").unwrap());
 
 /// An option at a line's start: `-q`, `--max-old-space-size=…`, `-o <file>`; or an option's
 /// name and its value's type, indented (ffmpeg's AVOptions: `  mean_err  <boolean>
 /// ..FV....... compute and print mean error (default false)`).
 static OPTION_HELP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    Regex::new(
         r"^\s*--?[A-Za-z][\w-]*(?:[\s,=\[<]|$)|^\s+[A-Za-z][\w.:-]*\s+<[a-z][\w ]{0,20}>\s+\S",
-        // An option's or a constant's row with ffmpeg's 11 flag columns (`erri
-        // ...V....B.. Error with inserted code`).
-        r"|^\s+\S+\s+(?:<[\w ]+>\s+)?[.A-Z]{11}(?:\s|$)"
-    ))
+    )
     .unwrap()
 });
 

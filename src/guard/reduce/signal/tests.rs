@@ -666,4 +666,9 @@ fn declarations_imports_and_option_help_name_errors_without_one_happening() {
         Severity::Error
     );
     assert_eq!(severity("error: mean value out of range"), Severity::Error);
+    // An 11-letter word in capitals in a row's second column is no flags.
+    assert_eq!(
+        severity("  job-17   FAILEDTESTS  3 of 9 failed"),
+        Severity::Error
+    );
 }
