@@ -581,11 +581,13 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
     // The values the question names by their keys, outlined (a large document only: a small
     // one is shown whole below).
     if text.len() > named::OUTLINE_BYTES * 4 {
-        for (i, nv) in named::named_values(v, ctx.query, pretty_style(text))
-            .into_iter()
-            .enumerate()
-        {
-            let shown = Escapes::of(text).apply(&nv.outline).unwrap_or(nv.outline);
+        let named = named::named_values(v, ctx.query, pretty_style(text));
+        let escapes = (!named.is_empty()).then(|| Escapes::of(text));
+        for (i, nv) in named.into_iter().enumerate() {
+            let shown = escapes
+                .as_ref()
+                .and_then(|e| e.apply(&nv.outline))
+                .unwrap_or(nv.outline);
             // Where it is, after it: the outline starts as the file writes it.
             let text_shown = format!("{shown} (at {})", jq_path(&nv.path));
             f.items.push(Item {

@@ -112,7 +112,7 @@ pub(super) fn key_line(text: &str, starts: &[usize], path: &[String]) -> Option<
 
 fn walk<'v>(
     v: &'v Value,
-    path: &mut Vec<String>,
+    path: &mut Vec<&'v str>,
     names: &[&str],
     found: &mut [Vec<(Vec<String>, &'v Value)>],
     nodes: &mut usize,
@@ -128,13 +128,13 @@ fn walk<'v>(
                     for (i, n) in names.iter().enumerate() {
                         // Counted past the limit only to know it is past it.
                         if key_is(k, n) && found[i].len() <= MAX_OCCURRENCES {
-                            let mut p = path.clone();
+                            let mut p: Vec<String> = path.iter().map(|s| s.to_string()).collect();
                             p.push(k.clone());
                             found[i].push((p, x));
                         }
                     }
                 }
-                path.push(k.clone());
+                path.push(k.as_str());
                 walk(x, path, names, found, nodes);
                 path.pop();
             }
@@ -253,9 +253,13 @@ fn score(key: &str, v: &Value, q: &Query) -> usize {
 
 /// Writes `v` into `out` in at most about `budget` bytes (see the module doc).
 fn outline(v: &Value, budget: usize, q: &Query, sep: Sep, out: &mut String) {
+    if (v.is_object() || v.is_array()) && size(v, budget) <= budget {
+        out.push_str(&whole(v, sep));
+        return;
+    }
     match v {
-        Value::Object(m) => object(v, m, budget, q, sep, out),
-        Value::Array(a) => array(v, a, budget, q, sep, out),
+        Value::Object(m) => object(m, budget, q, sep, out),
+        Value::Array(a) => array(a, budget, q, sep, out),
         Value::String(s) => out.push_str(&render_str(s, budget.clamp(12, 160))),
         other => out.push_str(&other.to_string()),
     }
@@ -293,11 +297,8 @@ fn spaced(compact: &str) -> String {
     out
 }
 
-fn object(v: &Value, m: &Map<String, Value>, budget: usize, q: &Query, sep: Sep, out: &mut String) {
-    if size(v, budget) <= budget {
-        out.push_str(&whole(v, sep));
-        return;
-    }
+/// An object that does not fit its budget (see [`outline`]).
+fn object(m: &Map<String, Value>, budget: usize, q: &Query, sep: Sep, out: &mut String) {
     if m.is_empty() || budget < MIN_CHILD / 2 {
         out.push_str(&format!("{{…{} keys}}", m.len()));
         return;
@@ -349,11 +350,8 @@ fn object(v: &Value, m: &Map<String, Value>, budget: usize, q: &Query, sep: Sep,
     out.push('}');
 }
 
-fn array(v: &Value, a: &[Value], budget: usize, q: &Query, sep: Sep, out: &mut String) {
-    if size(v, budget) <= budget {
-        out.push_str(&whole(v, sep));
-        return;
-    }
+/// An array that does not fit its budget (see [`outline`]).
+fn array(a: &[Value], budget: usize, q: &Query, sep: Sep, out: &mut String) {
     if a.is_empty() || budget < MIN_CHILD / 2 {
         out.push_str(&format!("[…{} items]", a.len()));
         return;

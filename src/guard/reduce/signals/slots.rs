@@ -57,6 +57,14 @@ pub(super) fn slot_extremes(
             // 89 trees) is one value, not the smallest three times over.
             let mut said: std::collections::HashSet<&str> = Default::default();
             let mut slot_lines = 0usize;
+            let pos = tt
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| **x == "<*>")
+                .nth(slot)
+                .map_or(0, |(p, _)| p);
+            // The unit the template writes after the slot, the same on every line of it.
+            let scale = unit_scale(tt.get(pos + 1).copied());
             for (i, unit) in u.units.iter().enumerate().filter(|(_, x)| x.template == ti) {
                 if !said.insert(unit.text.trim()) {
                     continue;
@@ -73,7 +81,7 @@ pub(super) fn slot_extremes(
                                 .filter(|_| {
                                     !extremes::line_ref(tok) && !extremes::hex_byte(&toks, p)
                                 })
-                                .map(|x| x * unit_scale(tt.get(p + 1).copied()));
+                                .map(|x| x * scale);
                             counted = !placeholder(tok);
                         } else if number(tok).is_none()
                             && !tok.chars().any(|c| c.is_ascii_digit())
@@ -107,12 +115,6 @@ pub(super) fn slot_extremes(
                 } else {
                     vec![(Vec::new(), series.into_values().flatten().collect())]
                 };
-            let pos = tt
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| **x == "<*>")
-                .nth(slot)
-                .map_or(0, |(p, _)| p);
             // The label of a slot: the nearest literal token before it; but a count written
             // before its noun after a clause's end (`…input, <*> bytes`, `…collisions, <*>
             // interface resets`) is labelled by the words after it.
