@@ -4,6 +4,9 @@
 //! records). Scores only order candidates inside one reduction, so absolute values do not matter.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 /// BM25 term-frequency saturation (Robertson & Zaragoza 2009, common default).
 const K1: f64 = 1.2;
@@ -67,6 +70,26 @@ fn without_imperatives(text: &str) -> String {
         rest = &rest[c.len_utf8()..];
     }
     out
+}
+
+/// Words that ask where a fact sits, not what it is: "with file and line", "paths and line
+/// numbers", "the line number", "file:line". The output writes such a place as `a.py:132:18`
+/// or `line 42`, never as these words; as query terms they matched a module named `line` (a
+/// pyflakes run's `networkx.generators.line` outranked every `undefined name` asked for,
+/// trial of session 45). "line" alone stays a term ("the line protocol", "which line of
+/// testme.py").
+static LOCATOR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:(?:files?|paths?|modules?)\s*(?:,|and|/|:)\s*(?:line\s+numbers?|lines?|columns?)(?:\s*(?:,|and|/|:)\s*columns?)?|lines?\s+(?:numbers?|nos?\.?)|line:col(?:umn)?)\b",
+    )
+    .unwrap()
+});
+
+/// `text` with each [`LOCATOR`] phrase blanked out.
+fn without_locators(text: &str) -> String {
+    LOCATOR
+        .replace_all(text, |c: &regex::Captures| " ".repeat(c[0].len()))
+        .into_owned()
 }
 
 /// BM25 length normalisation (Robertson & Zaragoza 2009, common default).
@@ -360,7 +383,7 @@ impl Query {
     /// Builds a query from free text (intent and argument values); stopwords are dropped, and
     /// so is a verb that opens a sentence to ask for the answer's form ([`IMPERATIVES`]).
     pub fn new(text: &str) -> Self {
-        let text = without_imperatives(text);
+        let text = without_imperatives(&without_locators(text));
         let text = text.as_str();
         let stop: HashSet<&str> = STOPWORDS.iter().copied().collect();
         let stop_stems: HashSet<String> = STOPWORDS.iter().map(|w| stem(w)).collect();

@@ -217,3 +217,20 @@ fn the_words_a_question_calls_keys() {
     // A stopword beside the noun names no key.
     assert!(keys("Which of the fields are empty?").is_empty());
 }
+
+#[test]
+fn a_place_asked_for_is_no_query_term() {
+    for q in [
+        "Which undefined names does pyflakes report, with file and line?",
+        "List the paths and line numbers of the failures",
+        "which undefined names, with their line number?",
+        "undefined names (file:line:column)",
+    ] {
+        let q = Query::new(q);
+        assert!(!q.has(&stem("line")) && !q.has(&stem("number")), "{q:?}");
+        assert!(q.has("undefin") || q.has("failur"), "{q:?}");
+    }
+    // "line" that names a thing stays.
+    assert!(Query::new("which interfaces have the line protocol down?").has(&stem("line")));
+    assert!(Query::new("Which line of testme.py uses the most CPU?").has(&stem("line")));
+}
