@@ -40,8 +40,15 @@ pub fn named_keys(text: &str, q: &Query) -> Vec<Cand> {
             continue;
         }
         for off in hits {
-            let raw = clip_str(&text[off..], EXCERPT_BYTES);
-            let shown = excerpt(raw, raw.len() < text.len() - off);
+            // A YAML key's value is its indented block, not the lines after it.
+            let end = if text.as_bytes()[off] == b'"' {
+                text.len()
+            } else {
+                let line_start = text[..off].rfind('\n').map_or(0, |p| p + 1);
+                yaml_block_end(text, line_start).unwrap_or(text.len())
+            };
+            let raw = clip_str(&text[off..end], EXCERPT_BYTES);
+            let shown = excerpt(raw, raw.len() < end - off);
             if shown.len() <= name.len() + 8 {
                 continue;
             }
@@ -97,7 +104,8 @@ fn key_offsets(text: &str, hay: &[u8], name: &str) -> Vec<usize> {
                 .trim_start_matches([' ', '\t', '-'])
                 .trim()
                 .is_empty()
-                && matches!(next(end + 1).1, None | Some(b'\n'))
+                && matches!(next(end + 1).1, Some(b'\n'))
+                && yaml_block_end(text, line_start).is_some()
         };
         if json || yaml {
             out.push(if json { at - 1 } else { at });
@@ -107,6 +115,42 @@ fn key_offsets(text: &str, hay: &[u8], name: &str) -> Vec<usize> {
         }
     }
     out
+}
+
+/// Width of a line's indentation (a tab counts as one column: indentation is compared only
+/// within one file's lines).
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start_matches([' ', '\t']).len()
+}
+
+/// Where the indented block under the YAML key line starting at byte `line_start` ends (the
+/// byte offset of the first non-blank line indented no deeper than the key, or the text's
+/// end); `None` when no block opens there: the next non-blank line is not indented deeper,
+/// nor a `- ` item at the key's indentation. A man page's `bash:` closing a sentence, with
+/// the example under it at the same indentation, is no key (trial of session 46: its "value"
+/// ran on across ten lines and a blank one).
+fn yaml_block_end(text: &str, line_start: usize) -> Option<usize> {
+    let key_line = text[line_start..].split('\n').next().unwrap_or("");
+    let base = indent(key_line);
+    let mut off = line_start + key_line.len() + 1;
+    let mut opened = false;
+    while off < text.len() {
+        let line = text[off..].split('\n').next().unwrap_or("");
+        if !line.trim().is_empty() {
+            let own = indent(line);
+            let item = own == base && line[own..].starts_with("- ");
+            if !opened {
+                if own <= base && !item {
+                    return None;
+                }
+                opened = true;
+            } else if own < base || (own == base && !item) {
+                return Some(off);
+            }
+        }
+        off += line.len() + 1;
+    }
+    opened.then_some(text.len())
 }
 
 /// `raw` with whitespace runs collapsed; when `cut`, it ends at its last member boundary (`,`
@@ -194,5 +238,26 @@ mod tests {
         );
         assert!(t.ends_with(CUT_MARK), "{t}");
         assert_eq!(c[0].item.line, Some(122));
+    }
+
+    #[test]
+    fn a_yaml_key_shows_its_own_block_and_a_line_ending_in_a_colon_is_no_key() {
+        let mut text = String::from("jobs:\n");
+        for i in 0..20 {
+            text.push_str(&format!("  build{i}:\n    runs-on: ubuntu\n"));
+        }
+        text.push_str("  deploy:\n    needs: build3\n    steps:\n    - run: make deploy\n");
+        text.push_str("other:\n  x: 1\n");
+        let q = Query::new("what does the deploy job need?");
+        let c = named_keys(&text, &q);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(
+            c[0].item.text,
+            "deploy: needs: build3 steps: - run: make deploy"
+        );
+        // A sentence closing on `bash:` above an example at its own indentation.
+        let man = "     sequence that quotes the current word in\n     bash:\n\n     $if Bash\n     \"\\C-xq\": quote\n     $endif\n";
+        let q = Query::new("What does the bash globstar shell option do?");
+        assert!(named_keys(man, &q).is_empty());
     }
 }
