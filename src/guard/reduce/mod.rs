@@ -294,7 +294,7 @@ pub fn detect(text: &str) -> Kind {
     if text::looks_like_test_report(head) {
         return Kind::TestReport;
     }
-    if table::find_header(&lines).is_some() {
+    if table::find_header(&lines).is_some() && !table::several_tables(&lines) {
         return Kind::Table;
     }
     if first.starts_with("Traceback (most recent call last)")

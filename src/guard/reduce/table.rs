@@ -147,9 +147,12 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
         // Any-case headers over rows of numbers (`Device r/s w/s rkB/s %util`, `total used
         // free shared buff/cache`): names laid out in columns, and most rows below mostly
         // numbers.
+        // `sar` stamps a header with the time of the block's first sample: it names the
+        // time column.
         let named = cols
             .iter()
-            .filter(|(_, w)| !w.starts_with(is_num_start))
+            .enumerate()
+            .filter(|(k, (_, w))| !w.starts_with(is_num_start) || (*k == 0 && clock(w)))
             .count();
         let numeric = rows.iter().filter(|r| numeric_row(r)).count();
         let over_numbers = groups >= 3
@@ -189,6 +192,57 @@ pub fn find_header(lines: &[&str]) -> Option<(usize, Vec<(usize, String)>)> {
         }
     }
     None
+}
+
+/// True when two or more blocks of `lines` (runs between blank lines) open with a header of
+/// their own ([`find_header`] finds one on the block's first line) that names other columns
+/// than the header [`find_header`] finds for the whole text: `sar -A` prints a block per
+/// activity (`CPU %usr …`, `DEV tps rkB/s wkB/s …`), `iostat -x` an `avg-cpu` line over each
+/// interval's `Device` block. Such a text is a series of tables, read block by block by the
+/// plain-lines path ([`crate::guard::reduce::units`]'s aligned runs); one header over the
+/// whole text named the other blocks' columns wrongly (trial and live set of session 46: a
+/// `sar -A` disk row ranked as the CPU block's `%iowait`). The same header written again
+/// above each part (`top -b`'s snapshots) is one table. A time stamp heading the first column
+/// (`sar`'s `18:50:55`) is not compared.
+pub fn several_tables(lines: &[&str]) -> bool {
+    let names = |cols: &[(usize, String)]| -> Vec<String> {
+        let skip = usize::from(cols.first().is_some_and(|c| clock(&c.1)));
+        cols.iter().skip(skip).map(|c| c.1.clone()).collect()
+    };
+    let Some((_, head)) = find_header(lines) else {
+        return false;
+    };
+    let head = names(&head);
+    let mut count = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim().is_empty() {
+            i += 1;
+            continue;
+        }
+        let end = (i..lines.len())
+            .find(|&k| lines[k].trim().is_empty())
+            .unwrap_or(lines.len());
+        if let Some((0, cols)) = find_header(&lines[i..end]) {
+            if names(&cols) != head {
+                count += 1;
+                if count >= 2 {
+                    return true;
+                }
+            }
+        }
+        i = end;
+    }
+    false
+}
+
+/// True for a clock time (`18:50:55`, `06:50`).
+pub fn clock(g: &str) -> bool {
+    let parts: Vec<&str> = g.split(':').collect();
+    (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| (1..=2).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Header words one space apart that name one column (`CONTAINER ID`, `Mounted on`,

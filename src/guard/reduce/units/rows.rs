@@ -147,10 +147,22 @@ fn may_head(line: &str) -> bool {
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .collect();
+    // `sar` stamps its header with the time of the block's first sample (`18:50:55  DEV
+    // tps  rkB/s …`, `06:50:55 PM  CPU …`): the stamp heads the time column.
+    let groups = match groups.split_first() {
+        Some((first, rest)) if clock(first) => rest,
+        _ => &groups[..],
+    };
     groups.len() >= 3
         && groups
             .iter()
             .all(|g| signals::number(g).is_none() && g.chars().any(char::is_alphabetic))
+}
+
+/// True for a clock time, `18:50:55` or `06:50:55 PM` (a 12-hour clock's mark may be joined
+/// to the next group by one space).
+fn clock(g: &str) -> bool {
+    table::clock(g.split(' ').next().unwrap_or(g))
 }
 
 /// Gives the line units of each whitespace-aligned table inside a text (a header laid out in
@@ -381,6 +393,9 @@ pub(super) fn csv(b: &mut Builder, text: &str) -> bool {
     header.is_some() && b.units.len() >= 3
 }
 
+/// Lines searched for the blocks of a series of tables ([`table::several_tables`]).
+const SEVERAL_TABLES_PROBE: usize = 2_000;
+
 /// Fewest body rows for a column to be known numeric (see [`table`]).
 const MIN_TYPED_ROWS: usize = 20;
 
@@ -392,6 +407,10 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
     let Some((hdr, cols)) = table::find_header(&all) else {
         return false;
     };
+    // A series of tables, each under its own header, is read block by block as lines.
+    if table::several_tables(&all[..all.len().min(SEVERAL_TABLES_PROBE)]) {
+        return false;
+    }
     let ids: Vec<usize> = cols.iter().map(|(_, n)| b.field(n)).collect();
     let body: Vec<usize> = (hdr + 1..all.len())
         .filter(|&i| !all[i].trim().is_empty())

@@ -171,3 +171,63 @@ fn lines_between_a_tables_parts_are_no_rows() {
         .iter()
         .all(|u| !u.text.contains("MiB Swap") && !u.text.contains("PID USER")));
 }
+
+/// `sar -A`-like text: blocks of one activity each, every block under its own header stamped
+/// with the time of its first sample.
+fn sar_like() -> String {
+    let mut text = String::from("Linux 6.1 (vm) \t12/06/26 \t_x86_64_\t(2 CPU)\n\n");
+    text.push_str("18:50:55        CPU      %usr     %nice      %sys     %idle\n");
+    for s in 0..32 {
+        text.push_str(&format!(
+            "18:5{}:{:02}        all     50.25     49.75      0.00      0.00\n",
+            1 + s / 60,
+            s % 60
+        ));
+    }
+    text.push_str("\n18:50:55          DEV       tps     wkB/s     %util\n");
+    for s in 0..8 {
+        let (tps, w, u) = if s == 5 {
+            ("808.00", "819200.00", "41.60")
+        } else {
+            ("0.00", "0.00", "0.00")
+        };
+        text.push_str(&format!(
+            "18:51:{:02}          vda    {tps:>6}  {w:>9}  {u:>6}\n",
+            s + 10
+        ));
+    }
+    text.push_str("\n18:50:55         INTR       all\n");
+    for s in 0..8 {
+        text.push_str(&format!(
+            "18:52:{:02}          sum    {}.00\n",
+            s + 10,
+            100 + s
+        ));
+    }
+    text
+}
+
+#[test]
+fn each_table_of_a_series_has_its_own_columns() {
+    let text = sar_like();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(crate::guard::reduce::table::several_tables(&lines));
+    // Read as one table, the DEV block's rows were ranked by the CPU block's `%usr … %idle`.
+    let u = build(&text, Kind::Table);
+    let id = |n: &str| u.fields.iter().position(|f| f.name == n);
+    let spike = u.units.iter().find(|x| x.text.contains("819200")).unwrap();
+    let w = id("wkB/s").expect("the DEV block's columns");
+    assert!(
+        spike
+            .fields
+            .iter()
+            .any(|(f, v)| *f == w && v == "819200.00"),
+        "{:?}",
+        spike.fields
+    );
+    assert!(!spike.fields.iter().any(|(f, _)| Some(*f) == id("%usr")));
+    // One table with one header stays one table.
+    let one: String = text.split("\n\n").take(2).collect::<Vec<_>>().join("\n\n");
+    let lines: Vec<&str> = one.lines().collect();
+    assert!(!crate::guard::reduce::table::several_tables(&lines));
+}
