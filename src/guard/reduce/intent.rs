@@ -232,6 +232,11 @@ const MOST: &[&str] = &[
     "greatest",
     "worst",
     "peak",
+    // A spike is a peak in a series ("when did the disk write spike occur?", trial and live
+    // set of session 46: `sar -A`, `iostat -x`).
+    "spike",
+    "spikes",
+    "spiked",
     "expensive",
     "costliest",
     "busiest",
@@ -521,6 +526,8 @@ mod tests {
     #[test]
     fn question_words_name_the_answer() {
         let a = Asks::of("Which Kansas counties received the most expensive equipment?");
+        assert!(a.most && !a.least);
+        let a = Asks::of("When did the disk write spike occur on vda?");
         assert!(a.most && !a.least);
         let a = Asks::of("Did any SSH login succeed?");
         assert!(a.anomaly && !a.most);
