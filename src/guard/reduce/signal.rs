@@ -67,6 +67,17 @@ static LISTED_NAME: LazyLock<Regex> =
 static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|segfault|sig(segv|abrt|bus|ill|fpe)|access violation|exc_bad_access|crashed|crash reason|problematic frame|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file|undefined reference|undefined symbols?|multiple definition of|unresolved external symbol)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
 });
+/// A package-qualified class name (`java.lang.Exception`, `org.x.FooError`).
+static DOTTED_CLASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*\.(?:[A-Z]\w*)?(?:Exception|Error)\b")
+        .unwrap()
+});
+/// An error counter's row whose numbers are all zero, after at most a time or label column
+/// (`sar -I`'s `18:43:59  ERR  0.00  0.00  0.00`, `Average:  ERR  0.00`; trial of session
+/// 46): no error happened, whatever level the word reads as.
+static ZERO_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(?:[\w:.-]+\s+){0,2}(?:err|errs|errors?|failures?|failed|faults?)(?:\s+0+(?:\.0+)?%?)+\s*$").unwrap()
+});
 static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
 });
@@ -396,6 +407,7 @@ pub fn severity(line: &str) -> Severity {
         || PY_VERBOSE.is_match(line)
         || PROBE.is_match(line)
         || LISTED_NAME.is_match(line)
+        || ZERO_ROW.is_match(line)
     {
         return Severity::None;
     }
@@ -410,11 +422,15 @@ pub fn severity(line: &str) -> Severity {
             "INFO" | "DEBUG" | "TRACE" | "NOTICE" | "NOTE" | "HELP" | "HINT" => {
                 // Debug output names classes and packages by the hundred (Maven's class
                 // imports): there an error is a thrown one, or an error word of its own.
-                let named = if matches!(lv.as_str(), "DEBUG" | "TRACE") {
-                    outside_names(&STRONG_ERROR, line) || outside_paths(&THROWN_ERROR, line)
-                } else {
-                    STRONG_ERROR.is_match(line) || named_error(line)
-                };
+                // A class named as a dotted name and not thrown (`[info][class,load]
+                // java.lang.Exception source: jrt:/java.base`, trial of session 46) is a
+                // name at any of these levels.
+                let named =
+                    if matches!(lv.as_str(), "DEBUG" | "TRACE") || DOTTED_CLASS.is_match(line) {
+                        outside_names(&STRONG_ERROR, line) || outside_paths(&THROWN_ERROR, line)
+                    } else {
+                        STRONG_ERROR.is_match(line) || named_error(line)
+                    };
                 if named && !ZERO_COUNT.is_match(line) {
                     Severity::Error
                 } else {

@@ -672,3 +672,21 @@ fn declarations_imports_and_option_help_name_errors_without_one_happening() {
         Severity::Error
     );
 }
+
+#[test]
+fn an_error_counter_at_zero_and_a_loaded_class_are_no_errors() {
+    for l in [
+        "18:43:59  ERR  0.00  0.00  0.00",
+        "Average:        ERR      0.00",
+        "[0.017s][info][class,load] java.lang.Exception source: jrt:/java.base",
+        "[0.017s][info][class,load] java.lang.Error source: jrt:/java.base",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A counter above zero, and an exception thrown in an info record, are.
+    assert_eq!(severity("18:43:59  ERR  3.00  0.00"), Severity::Error);
+    assert_eq!(
+        severity("[0.2s][info][app] caught java.io.IOException: Broken pipe"),
+        Severity::Error
+    );
+}
