@@ -93,7 +93,14 @@ pub fn facts(u: &Units, q: &Query, headers: &Headers) -> Vec<Fact> {
                     }
                     slot_sigs.push((out.len(), signature(&d)));
                     out.push(Fact {
-                        text: format!("values in lines like L{}: {}", t.first, dist_text(&d)),
+                        // The count of lines says the values are counted in them only:
+                        // `503 ×40` of one line shape was read as every 503 (trial 46: 61).
+                        text: format!(
+                            "values in the {} lines like L{}: {}",
+                            crate::guard::reduce::fmt_num(t.lines),
+                            t.first,
+                            dist_text(&d)
+                        ),
                         line: None,
                         weight: 0.3 + 0.4 * (vrel > 0.0) as u8 as f64 + 0.3 * rel[i],
                         answers: false,

@@ -289,10 +289,21 @@ fn a_slots_values_are_counted_only_when_asked_about_or_nothing_is_asked() {
             &crate::guard::reduce::select::Headers::default(),
         )
         .iter()
-        .any(|x| x.text.starts_with("values in lines like"))
+        .any(|x| x.text.starts_with("values in the ") && x.text.contains(" lines like"))
     };
     assert!(!counted("why did the node leave the cluster"));
     assert!(counted(""));
+    // The counts say how many lines they are counted in.
+    let f = facts(
+        &u,
+        &Query::new(""),
+        &crate::guard::reduce::select::Headers::default(),
+    );
+    assert!(
+        f.iter()
+            .any(|x| x.text.starts_with("values in the 60 lines like L1: ")),
+        "{f:?}"
+    );
     assert!(counted("how many at 11:02:03"));
 }
 
