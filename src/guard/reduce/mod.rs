@@ -294,7 +294,9 @@ pub fn detect(text: &str) -> Kind {
     if text::looks_like_test_report(head) {
         return Kind::TestReport;
     }
-    if table::find_header(&lines).is_some() && !table::several_tables(&lines) {
+    if table::find_header(&lines).is_some()
+        && !table::several_tables(&lines[..lines.len().min(table::SERIES_PROBE_LINES)])
+    {
         return Kind::Table;
     }
     if first.starts_with("Traceback (most recent call last)")

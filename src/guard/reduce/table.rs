@@ -236,6 +236,11 @@ pub fn several_tables(lines: &[&str]) -> bool {
     false
 }
 
+/// Lines from the start of a text that [`several_tables`] is given, by kind detection and by the
+/// table's unit builder alike: the same lines decide both, so a text detected as one table is
+/// cut into one table's rows.
+pub const SERIES_PROBE_LINES: usize = 400;
+
 /// True for a clock time (`18:50:55`, `06:50`).
 pub fn clock(g: &str) -> bool {
     let parts: Vec<&str> = g.split(':').collect();

@@ -393,9 +393,6 @@ pub(super) fn csv(b: &mut Builder, text: &str) -> bool {
     header.is_some() && b.units.len() >= 3
 }
 
-/// Lines searched for the blocks of a series of tables ([`table::several_tables`]).
-const SEVERAL_TABLES_PROBE: usize = 2_000;
-
 /// Fewest body rows for a column to be known numeric (see [`table`]).
 const MIN_TYPED_ROWS: usize = 20;
 
@@ -407,8 +404,9 @@ pub(super) fn table(b: &mut Builder, text: &str) -> bool {
     let Some((hdr, cols)) = table::find_header(&all) else {
         return false;
     };
-    // A series of tables, each under its own header, is read block by block as lines.
-    if table::several_tables(&all[..all.len().min(SEVERAL_TABLES_PROBE)]) {
+    // A series of tables, each under its own header, is read block by block as lines; judged
+    // on the lines kind detection reads, so the kind and its units agree.
+    if table::several_tables(&all[..all.len().min(table::SERIES_PROBE_LINES)]) {
         return false;
     }
     let ids: Vec<usize> = cols.iter().map(|(_, n)| b.field(n)).collect();
