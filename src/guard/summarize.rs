@@ -32,6 +32,9 @@ pub const BIG_INPUT_TOKENS: usize = 24_000;
 pub const BIG_INPUT_SHARE_PCT: usize = 5;
 /// Tokens kept for the section headers and the "shown/omitted" fact.
 const HEADER_RESERVE: usize = 40;
+/// The Errors section's heading when its lines are warnings and none is an error
+/// (`render::sections`): the section stays, and says no error is in it.
+const WARNINGS_HEADING: &str = "Errors: none; the warnings:";
 /// Tokens kept for the model's Status (beyond the rule-written one it replaces) and its
 /// optional Decisions / Open questions / Next action when it runs.
 const NARRATIVE_RESERVE: usize = 60;
@@ -709,13 +712,14 @@ pub fn summarize_focused(
     let sections = |packed: &[Item]| {
         let mut all = packed.to_vec();
         all.push(shown_fact(input.text, input.bytes, packed));
-        let (facts, evidence, errors) = render::sections(&all, input.text);
+        let (facts, evidence, errors, warned) = render::sections(&all, input.text);
         let mut text = format!("Status: {}\nKey facts:\n{facts}\n", status.trim());
         if !evidence.is_empty() {
             text.push_str(&format!("Evidence:\n{evidence}\n"));
         }
         if !errors.is_empty() {
-            text.push_str(&format!("Errors:\n{errors}\n"));
+            let heading = if warned { WARNINGS_HEADING } else { "Errors:" };
+            text.push_str(&format!("{heading}\n{errors}\n"));
         }
         if !decisions.is_empty() {
             text.push_str(&format!("Decisions: {decisions}\n"));

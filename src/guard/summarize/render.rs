@@ -8,9 +8,11 @@ use crate::guard::reduce::{Item, Section, MUST};
 /// The three sections' texts (Key facts, Evidence, Errors) of the packed `items`, each one
 /// line per item: facts in priority order ([`MUST`] facts first, in their given order),
 /// Evidence and Errors by line. `text` is the output the items quote: a warning shown beside
-/// an error goes to Evidence ([`warnings_beside_errors`]).
-pub(super) fn sections(items: &[Item], text: &str) -> (String, String, String) {
+/// an error goes to Evidence ([`warnings_beside_errors`]). The fourth value is true when the
+/// Errors items are warnings and no error ([`only_warnings`]), so the section's heading says so.
+pub(super) fn sections(items: &[Item], text: &str) -> (String, String, String, bool) {
     let moved = warnings_beside_errors(items, text);
+    let warned = only_warnings(items, text);
     let mut by: [Vec<&Item>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for (j, it) in items.iter().enumerate() {
         let k = match it.section {
@@ -35,7 +37,7 @@ pub(super) fn sections(items: &[Item], text: &str) -> (String, String, String) {
     let e = outs.pop().unwrap_or_default();
     let ev = outs.pop().unwrap_or_default();
     let kf = outs.pop().unwrap_or_default();
-    (kf, ev, e)
+    (kf, ev, e, warned)
 }
 
 /// Lines above an Errors item searched for the diagnostic it belongs to (its headline, when
@@ -48,6 +50,30 @@ const HEADLINE_LINES: usize = 6;
 /// warnings it shows under Evidence, as they did not fail it. An output of warnings only
 /// keeps them under Errors, its problems.
 fn warnings_beside_errors(items: &[Item], text: &str) -> HashSet<usize> {
+    let heads = error_heads(items, text);
+    if !heads.iter().any(|(_, s)| *s == Severity::Error) {
+        return HashSet::new();
+    }
+    heads
+        .into_iter()
+        .filter(|(_, s)| *s == Severity::Warn)
+        .map(|(j, _)| j)
+        .collect()
+}
+
+/// True when some Errors item belongs to a warning and none to an error: gcc's `-Wextra` run
+/// over a file that compiled. Its warnings stay under Errors (the output's problems), under a
+/// heading that says no error is among them; `Errors:` over warnings alone was read as a
+/// failed build while the Status said `no error lines` (trial of session 47).
+fn only_warnings(items: &[Item], text: &str) -> bool {
+    let heads = error_heads(items, text);
+    heads.iter().any(|(_, s)| *s == Severity::Warn)
+        && !heads.iter().any(|(_, s)| *s == Severity::Error)
+}
+
+/// Each Errors item's index with the severity of the diagnostic it belongs to: its own line's,
+/// else the first of the [`HEADLINE_LINES`] lines above it (up to a blank line) that has one.
+fn error_heads(items: &[Item], text: &str) -> Vec<(usize, Severity)> {
     let lines: Vec<&str> = text.split('\n').collect();
     let head = |n: usize| -> Severity {
         let mut i = n.saturating_sub(1);
@@ -69,19 +95,11 @@ fn warnings_beside_errors(items: &[Item], text: &str) -> HashSet<usize> {
         }
         Severity::None
     };
-    let heads: Vec<(usize, Severity)> = items
+    items
         .iter()
         .enumerate()
         .filter(|(_, it)| it.section == Section::Errors)
         .filter_map(|(j, it)| Some((j, head(it.line?))))
-        .collect();
-    if !heads.iter().any(|(_, s)| *s == Severity::Error) {
-        return HashSet::new();
-    }
-    heads
-        .into_iter()
-        .filter(|(_, s)| *s == Severity::Warn)
-        .map(|(j, _)| j)
         .collect()
 }
 
@@ -106,7 +124,7 @@ mod tests {
             Item::line(Section::Errors, 5, " --> src/billing.rs:1:50", 59.0),
             Item::line(Section::Errors, 7, "1 | pub fn f(region: &str) {}", 58.0),
         ];
-        let (_, evidence, errors) = sections(&items, text);
+        let (_, evidence, errors, _) = sections(&items, text);
         assert_eq!(
             errors,
             "L1: error[E0308]: mismatched types\nL2:   --> src/taxes.rs:230:22"
@@ -129,7 +147,8 @@ mod tests {
             Item::line(Section::Errors, 1, "warning: unused variable: `a`", 60.0),
             Item::line(Section::Errors, 2, " --> src/a.rs:1:5", 59.0),
         ];
-        let (_, evidence, errors) = sections(&items, text);
+        let (_, evidence, errors, warned) = sections(&items, text);
+        assert!(warned, "the heading says they are warnings");
         assert!(evidence.is_empty());
         assert!(
             errors.contains("L1: warning") && errors.contains("L2:"),
