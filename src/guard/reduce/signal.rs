@@ -72,6 +72,12 @@ static DOTTED_CLASS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*\.(?:[A-Z]\w*)?(?:Exception|Error)\b")
         .unwrap()
 });
+/// A gettext catalogue's entry (`msgid "Forbidden"`, `msgstr[1] "…"`, an obsolete `#~ msgid`):
+/// a message the program may show, not one it showed (trial of session 47: a `.po` file with
+/// no error read as 24 error lines).
+static GETTEXT_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^(?:#~\s*)?msg(?:id|id_plural|str|ctxt)(?:\[\d+\])?\s+""#).unwrap()
+});
 /// An error counter's row whose numbers are all zero, after at most a time or label column
 /// (`sar -I`'s `18:43:59  ERR  0.00  0.00  0.00`, `Average:  ERR  0.00`; trial of session
 /// 46): no error happened, whatever level the word reads as.
@@ -270,6 +276,18 @@ fn named_error(line: &str) -> bool {
     outside_paths(&NAMED_ERROR, line)
 }
 
+/// [`named_error`] in a line no level opens: a package-qualified class ([`DOTTED_CLASS`]) that
+/// is not thrown ([`THROWN_ERROR`]) is a name there, as at the info levels (PyInstaller's
+/// `missing module named multiprocessing.TimeoutError - imported by …`, trial of session 47);
+/// `requests.exceptions.HTTPError: 404` and a bare `ValueError` stay errors.
+fn unleveled_named_error(line: &str) -> bool {
+    if DOTTED_CLASS.is_match(line) {
+        outside_names(&NAMED_ERROR, line) || outside_paths(&THROWN_ERROR, line)
+    } else {
+        named_error(line)
+    }
+}
+
 /// True when the line holds a level word or tag ([`LEVEL_ERROR`]) that is not a file or path
 /// component: `…/Test2/Event/Exception.pm`, `lib/Fatal.pm`, `ERROR.log` name files (a `find`
 /// listing), as `CheckError.java` does for [`named_error`].
@@ -408,6 +426,7 @@ pub fn severity(line: &str) -> Severity {
         || PROBE.is_match(line)
         || LISTED_NAME.is_match(line)
         || ZERO_ROW.is_match(line)
+        || GETTEXT_ENTRY.is_match(line)
     {
         return Severity::None;
     }
@@ -440,7 +459,7 @@ pub fn severity(line: &str) -> Severity {
             _ => Severity::Error,
         };
     }
-    let err = level_error(line) || named_error(line) || word_match(&WORD_ERROR, line);
+    let err = level_error(line) || unleveled_named_error(line) || word_match(&WORD_ERROR, line);
     if err && WARN_LABEL.is_match(line) && !ERROR_LABEL.is_match(line) {
         return Severity::Warn;
     }
@@ -450,7 +469,10 @@ pub fn severity(line: &str) -> Severity {
         let stripped = TITLE_NAME_ERROR.replace_all(&stripped, " ");
         let stripped = DESCRIBED_ERROR.replace_all(&stripped, " ");
         let stripped = SIGNAL_SETUP.replace_all(&stripped, " ");
-        if level_error(&stripped) || named_error(&stripped) || word_match(&WORD_ERROR, &stripped) {
+        if level_error(&stripped)
+            || unleveled_named_error(&stripped)
+            || word_match(&WORD_ERROR, &stripped)
+        {
             return Severity::Error;
         }
     }

@@ -690,3 +690,24 @@ fn an_error_counter_at_zero_and_a_loaded_class_are_no_errors() {
         Severity::Error
     );
 }
+
+#[test]
+fn names_and_catalogue_messages_are_not_errors() {
+    // Trial of session 47: a module path named, not thrown, and a gettext catalogue's entries.
+    for l in [
+        "missing module named multiprocessing.TimeoutError - imported by multiprocessing.synchronize (top-level)",
+        "msgid \"Forbidden\"",
+        "msgstr[1] \"Erreur de connexion\"",
+        "#~ msgid \"Permission denied\"",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // Thrown, with no level before it, a dotted class is still an error; so is a bare one.
+    for l in [
+        "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://x",
+        "java.lang.NullPointerException",
+        "raised ValueError in handler",
+    ] {
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+}
