@@ -222,7 +222,7 @@ fn mark(word: &str) -> bool {
 
 /// A line's first word with digits taken out, after a leading comment or quote mark if it
 /// has one (`# Query:`, `// File:`, `> Author:`: the mark says what kind of line it is, not
-/// what it names); `None` for a blank line.
+/// what it names; a path there reads as `/`); `None` for a blank line.
 pub fn lead(line: &str) -> Option<String> {
     let mut words = line.split_whitespace();
     let first = words.next()?;
@@ -230,7 +230,14 @@ pub fn lead(line: &str) -> Option<String> {
     if mark(first) {
         if let Some(next) = words.next() {
             w.push(' ');
-            w.extend(next.chars().filter(|c| !c.is_ascii_digit()));
+            // A path after the mark is what the line names, not its kind (`=== /usr/share/
+            // doc/a/README.html` over each file's `tidy` messages, trial of session 47): every
+            // such line is one kind.
+            if next.contains('/') {
+                w.push('/');
+            } else {
+                w.extend(next.chars().filter(|c| !c.is_ascii_digit()));
+            }
         }
     }
     (!w.is_empty()).then_some(w)

@@ -297,3 +297,25 @@ fn comment_marked_openers_open_sections_and_a_named_row_needs_no_header() {
         Some("# Query: contig_1".to_string())
     );
 }
+
+#[test]
+fn a_path_after_a_mark_is_one_kind_of_opener() {
+    // tidy over many files: `=== <path>` then that file's messages (trial of session 47).
+    assert_eq!(
+        lead("=== /usr/share/doc/libjson-c5/README.html"),
+        lead("=== /usr/share/doc/nodejs/api/v8.html")
+    );
+    assert_ne!(lead("# Query: contig_0"), lead("# File: a.txt"));
+    let mut text = String::new();
+    for f in ["a/one.html", "b/two.html", "c/three.html"] {
+        text.push_str(&format!("=== /usr/share/doc/{f}\n"));
+        text.push_str("line 3 column 1 - Warning: missing <!DOCTYPE> declaration\n");
+        text.push_str("line 9 column 2 - Warning: trimming empty <p>\n");
+        text.push_str("exit=1\n");
+    }
+    let h = Headers::of(&text);
+    assert_eq!(
+        h.of_line(6).map(|(n, t)| (n, t.to_string())),
+        Some((5, "=== /usr/share/doc/b/two.html".to_string()))
+    );
+}
