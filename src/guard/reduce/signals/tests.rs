@@ -875,3 +875,21 @@ fn one_line_is_the_largest_across_templates_of_one_label() {
     assert_eq!(largest.len(), 1, "{largest:?}");
     assert!(largest[0].contains("8417971"), "{largest:?}");
 }
+
+#[test]
+fn a_question_naming_warnings_puts_them_before_errors() {
+    let text = "2026-12-06 21:23:40 Result: file system /var/log/audit not found in /etc/fstab\n\
+                2026-12-06 21:24:06 Warning: Found one or more vulnerable packages. [test:PKGS-7392]\n\
+                2026-12-06 21:24:07 Result: all good\n";
+    let u = build(text, Kind::Log);
+    let sal = |q: &str| {
+        let s = score_q(&u, &Query::new(q));
+        (s.sal[0], s.sal[1])
+    };
+    let (err, warn) = sal("what security warnings did the audit raise?");
+    assert!(warn > err, "{warn} {err}");
+    let (err, warn) = sal("which errors and warnings did it report?");
+    assert!((warn - err).abs() < 1e-9, "{warn} {err}");
+    let (err, warn) = sal("what did the audit find?");
+    assert!(warn < err, "{warn} {err}");
+}
