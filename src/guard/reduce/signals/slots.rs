@@ -119,13 +119,16 @@ pub(super) fn slot_extremes(
             // before its noun after a clause's end (`…input, <*> bytes`, `…collisions, <*>
             // interface resets`) is labelled by the words after it.
             let before = tt[..pos].iter().rev().find(|x| **x != "<*>").copied();
+            // A closing bracket ends the words, not the label (`(4 lines, 36 tokens)`: the
+            // 36 is in `tokens`; read as `lines`, the one before it, the trial of session 47
+            // ranked token counts as the smallest lines).
             let after: Vec<&str> = tt
                 .get(pos + 1..)
                 .unwrap_or(&[])
                 .iter()
                 .take(2)
-                .take_while(|x| x.chars().all(|c| c.is_alphabetic() || c == ','))
-                .copied()
+                .map(|x| x.trim_end_matches([')', ']', '}']))
+                .take_while(|x| !x.is_empty() && x.chars().all(|c| c.is_alphabetic() || c == ','))
                 .collect();
             let after = after
                 .iter()
@@ -144,8 +147,12 @@ pub(super) fn slot_extremes(
                 .copied()
                 .filter(|x| unit_word(x))
                 .filter(|_| before.is_none_or(|b| unit_word(b) || number(b).is_some()));
+            // A slot right after another (`[938:22 - 948:12] (801 lines, …)`) is named by the
+            // words after it when it has them: the literal before both names the first.
+            let after_slot = pos > 0 && tt[pos - 1] == "<*>";
             let label = match before {
                 _ if unit_after.is_some() => unit_after.unwrap_or_default().to_string(),
+                _ if after_slot && !after.is_empty() => after,
                 Some(b) if !b.ends_with([',', ';']) => b.to_string(),
                 _ if !after.is_empty() => after,
                 Some(b) => b.to_string(),
