@@ -254,3 +254,70 @@ fn a_number_before_its_unit_is_named_by_the_unit() {
     assert!(slots::unit_word("ns/op") && slots::unit_word("KiB") && slots::unit_word("%"));
     assert!(!slots::unit_word("took") && !slots::unit_word("src/main.rs"));
 }
+
+#[test]
+fn a_dot_leader_is_no_part_of_a_label() {
+    // sqlite3_analyzer (live set of session 47): `Percentage of total database...... 90.3%`
+    // had been ranked as `largest database......................`.
+    let mut text = String::new();
+    for i in 0..40 {
+        let pct = if i == 17 {
+            85.4
+        } else {
+            0.1 + f64::from(i * 7 % 41) / 10.0
+        };
+        text.push_str(&format!(
+            "*** Table T{i} ***********************\n\nPercentage of total database...................... {pct:5.1}%\n\
+             Number of entries................................. {}\n\n",
+            (i * 13) % 97
+        ));
+    }
+    let intent = "Which table takes the largest share of the database?";
+    let u = build(&text, Kind::Lines);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    assert!(!s.ext_why.is_empty());
+    let top = s
+        .ext_why
+        .iter()
+        .find(|(_, w)| w.starts_with("largest database"))
+        .map(|(&i, _)| u.units[i].text.clone());
+    assert!(
+        s.ext_why.values().all(|w| !w.contains("..")),
+        "{:?}",
+        s.ext_why
+    );
+    assert!(top.is_some_and(|t| t.contains("85.4%")), "{:?}", s.ext_why);
+}
+
+#[test]
+fn a_count_in_brackets_is_named_by_the_word_after_it() {
+    // jscpd (trial of session 47): `(801 lines, 5090 tokens)`; the token count had been
+    // labelled `lines` (the word before it) and ranked as the smallest lines.
+    let mut text = String::new();
+    for i in 0..200 {
+        let (lines, tokens) = if i == 23 {
+            (801, 5090)
+        } else {
+            (3 + (i * 7919) % 97, 40 + (i * 7919) % 500)
+        };
+        text.push_str(&format!(
+            "Clone found (python):\n - src/a{i}.py [{s}:1 - {e}:28] ({lines} lines, {tokens} tokens)\n   src/b{i}.py [{s}:1 - {e}:28]\n",
+            s = (i * 53) % 700 + 1,
+            e = (i * 53) % 700 + lines + 1
+        ));
+    }
+    let intent = "Which clone has the most tokens?";
+    let u = build(&text, Kind::Lines);
+    let ranked = slots::slot_extremes(&u, &Query::new(intent), &Asks::of(intent), false, 5);
+    let labels: Vec<&str> = ranked.iter().map(|r| slots::slot_label(&r.1)).collect();
+    assert!(labels.contains(&"tokens"), "{labels:?}");
+    for r in &ranked {
+        let top = &u.units[r.2[0].1].text;
+        match slots::slot_label(&r.1) {
+            "tokens" | "lines" => {
+                assert!(top.contains("(801 lines, 5090 tokens)"), "{}: {top}", r.1)
+            }
+            l => assert!(!l.contains(','), "{l}"),
+        }
+    }
+}

@@ -162,7 +162,13 @@ pub(super) fn slot_extremes(
             // before or after it). A label of punctuation (`i155 = int_sub(…)`'s `=`) is not
             // counted as unnamed: that cost the `_d` holdout 2 facts.
             let unnamed = no_word;
-            let literal = label.as_str();
+            // A dot leader joined to its name (`Percentage of total database.......... 90.3%`,
+            // sqlite3_analyzer's report, live set of session 47) is no part of the label.
+            let literal = if label.ends_with("..") {
+                label.trim_end_matches('.')
+            } else {
+                label.as_str()
+            };
             for (words, mut vals) in series {
                 vals.sort_by_key(|v| v.1);
                 let label = if words.is_empty() {
