@@ -25,7 +25,7 @@ mod stacks;
 mod summary;
 
 pub use calls::calls;
-pub use headers::{lead, Headers};
+pub use headers::{is_banner, lead, Headers};
 pub use metrics::metrics;
 pub use named::named_keys;
 pub use propose::{candidates, from_kind};

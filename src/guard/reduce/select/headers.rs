@@ -99,7 +99,7 @@ fn named_child(line: &str) -> bool {
 /// True for a banner line that titles what follows: a few words between runs of one
 /// punctuation mark (`=== gcc Summary ===`, `----- Build -----`, `*** Tests ***`) or a
 /// Markdown heading (`## Results`).
-pub(super) fn is_banner(line: &str) -> bool {
+pub fn is_banner(line: &str) -> bool {
     let t = line.trim();
     if t.len() > MAX_HEADER_BYTES {
         return false;

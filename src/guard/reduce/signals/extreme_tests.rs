@@ -321,3 +321,54 @@ fn a_count_in_brackets_is_named_by_the_word_after_it() {
         }
     }
 }
+
+#[test]
+fn a_banner_names_the_numbers_of_its_rows() {
+    // sqlite3_analyzer (trial of session 47): `SF_TEMPS....... 154  31.7%` rows under a
+    // banner; no word on the rows names the page counts, the banner does.
+    let names = [
+        "SF_TEMPS",
+        "SEATTLE_TEMPS",
+        "AIRPORTS",
+        "CARS",
+        "STOCKS",
+        "IRIS",
+        "WHEAT",
+    ];
+    let mut text = String::from("*** Page counts for all tables with their indices ******\n\n");
+    for (k, n) in names.iter().enumerate() {
+        let pages = [154, 141, 90, 14, 12, 5, 3][k];
+        text.push_str(&format!(
+            "{n:.<40} {pages:<11} {:.1}%\n",
+            pages as f64 / 4.86
+        ));
+    }
+    text.push_str("\n*** Page counts for all tables and indices separately ******\n\n");
+    for (k, n) in names.iter().enumerate() {
+        let pages = [68, 70, 45, 9, 7, 3, 2][k];
+        text.push_str(&format!(
+            "{n:.<40} {pages:<11} {:.1}%\n",
+            pages as f64 / 4.86
+        ));
+    }
+    let intent = "Which tables use the most pages?";
+    let u = build(&text, Kind::Lines);
+    let ranked = slots::slot_extremes(&u, &Query::new(intent), &Asks::of(intent), false, 5);
+    let titled = ranked
+        .iter()
+        .find(|r| slots::slot_label(&r.1).starts_with("Page counts for all tables"))
+        .expect("the banner labels the page counts");
+    assert!(
+        u.units[titled.2[0].1].text.starts_with("SF_TEMPS"),
+        "{titled:?}"
+    );
+    // A question that writes one of the banner's words only is not named by it.
+    let intent = "Which rows are largest?";
+    let ranked = slots::slot_extremes(&u, &Query::new(intent), &Asks::of(intent), false, 5);
+    assert!(
+        ranked
+            .iter()
+            .all(|r| !slots::slot_label(&r.1).starts_with("Page")),
+        "{ranked:?}"
+    );
+}

@@ -9,7 +9,14 @@ use super::fields::{self, Dist};
 use super::{number, placeholder, RankedField, Side, MIN_FIELD_UNITS, MIN_NUMERIC_TENTHS};
 use crate::guard::reduce::intent::Asks;
 use crate::guard::reduce::rank::{tokenize, Query};
-use crate::guard::reduce::units::Units;
+use crate::guard::reduce::select::is_banner;
+use crate::guard::reduce::units::{UnitKind, Units};
+
+/// Fewest words of a section's banner the question must write for the banner to name the
+/// numbers of its lines ([`slot_extremes`]): one shared word (`table`) names too much.
+const MIN_TITLE_TERMS: usize = 2;
+/// Longest banner title used as a label, in bytes.
+const TITLE_BYTES: usize = 60;
 
 /// What a template slot's extremes weigh when no word names its numbers (no literal token
 /// before or after it), against a slot a word labels (measured: dev +3, holdout sets 0).
@@ -26,6 +33,14 @@ pub(super) fn slot_extremes(
     top_n: usize,
 ) -> Vec<RankedField> {
     let mut ranked: Vec<RankedField> = Vec::new();
+    // The banners that title a report's sections (`*** Page counts for all tables with their
+    // indices ***`), by line: the name of the numbers no word on their own lines names.
+    let banners: Vec<(usize, &str)> = u
+        .units
+        .iter()
+        .filter(|x| x.kind == UnitKind::Line && is_banner(&x.text))
+        .map(|x| (x.line, x.text.as_str()))
+        .collect();
     for (ti, t) in u.templates.iter().enumerate() {
         if t.count < extremes::MIN_NAMED_UNITS || t.shaped {
             continue;
@@ -150,7 +165,29 @@ pub(super) fn slot_extremes(
             // A slot right after another (`[938:22 - 948:12] (801 lines, …)`) is named by the
             // words after it when it has them: the literal before both names the first.
             let after_slot = pos > 0 && tt[pos - 1] == "<*>";
+            // A number no word on its line names, in a section a banner titles with words
+            // the question writes (sqlite3_analyzer's `SF_TEMPS....... 154  31.7%` rows under
+            // `*** Page counts for all tables with their indices ***`, asked which tables use
+            // the most pages; trial and live set of session 47): named by that title.
+            let titled = no_word
+                .then(|| {
+                    let first = series
+                        .iter()
+                        .flat_map(|s| &s.1)
+                        .map(|v| u.units[v.1].line)
+                        .min()?;
+                    let k = banners.partition_point(|b| b.0 < first);
+                    let title = banners[..k]
+                        .last()?
+                        .1
+                        .trim_matches(|c: char| c.is_whitespace() || "=-*#~".contains(c));
+                    let named = tokenize(title).iter().filter(|t| q.names_word(t)).count();
+                    (named >= MIN_TITLE_TERMS)
+                        .then(|| crate::guard::reduce::clip_str(title, TITLE_BYTES).to_string())
+                })
+                .flatten();
             let label = match before {
+                _ if titled.is_some() => titled.clone().unwrap_or_default(),
                 _ if unit_after.is_some() => unit_after.unwrap_or_default().to_string(),
                 _ if after_slot && !after.is_empty() => after,
                 Some(b) if !b.ends_with([',', ';']) => b.to_string(),
@@ -161,20 +198,19 @@ pub(super) fn slot_extremes(
             // A number no word names (`setfield_gc(p159, 291, descr=…)`: no literal token
             // before or after it). A label of punctuation (`i155 = int_sub(…)`'s `=`) is not
             // counted as unnamed: that cost the `_d` holdout 2 facts.
-            let unnamed = no_word;
+            let unnamed = no_word && titled.is_none();
             // A dot leader joined to its name (`Percentage of total database.......... 90.3%`,
             // sqlite3_analyzer's report, live set of session 47) is no part of the label.
-            let literal = if label.ends_with("..") {
-                label.trim_end_matches('.')
-            } else {
-                label.as_str()
-            };
+            let literal = leaderless(&label);
             for (words, mut vals) in series {
                 vals.sort_by_key(|v| v.1);
                 let label = if words.is_empty() {
                     literal.to_string()
                 } else {
-                    format!("{} {literal}", words.join(" "))
+                    {
+                        let words: Vec<&str> = words.iter().map(|w| leaderless(w)).collect();
+                        format!("{} {literal}", words.join(" "))
+                    }
                 };
                 let d = Dist::series(&label, vals.len());
                 // A number no word names is named by the word of its series the question
@@ -201,6 +237,16 @@ pub(super) fn slot_extremes(
         }
     }
     ranked
+}
+
+/// `word` without the dot leader joined to it (`database.........` -> `database`); a word
+/// ending in one dot (`etc.`) stays.
+fn leaderless(word: &str) -> &str {
+    if word.ends_with("..") {
+        word.trim_end_matches('.')
+    } else {
+        word
+    }
 }
 
 /// A unit of measure written after its number (`ns/op`, `B/op`, `allocs/op`, `ms`, `KiB`,
