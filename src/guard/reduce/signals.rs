@@ -15,10 +15,9 @@
 
 use std::collections::HashMap;
 
-use super::clip_str;
 use super::intent::Asks;
 use super::rank::{bm25_discriminating, tokenize, Query};
-use super::signal::{self, Severity};
+
 use super::units::{Unit, UnitKind, Units};
 use slots::{slot_label, slot_rankings, Series};
 
@@ -30,6 +29,7 @@ pub(crate) mod fields;
 mod id_prefixes;
 mod limit;
 mod mining;
+mod salience;
 mod scoped;
 mod series;
 mod set_aside;
@@ -42,6 +42,7 @@ pub(crate) use extremes::line_ref;
 use fields::slot_dist;
 pub use fields::{field_dists, number, tagged_number, Dist};
 pub use mining::{facts, shown_path, Fact};
+use salience::{summary_key, totals_row};
 pub use scoped::named_section;
 
 /// Scores of every unit (index = unit index), each 0..=1.
@@ -51,7 +52,8 @@ pub struct Scores {
     pub rel: Vec<f64>,
     /// Rarity of its template or of one of its field values.
     pub rare: Vec<f64>,
-    /// Salience: error 1.0, totals/exit lines 0.9, warning 0.5, summary keys 0.6.
+    /// Salience ([`salience::salience`]): error 1.0, totals/exit lines 0.9, summary keys 0.6,
+    /// warning 0.5 (1.0-1.2 when the question asks for warnings).
     pub sal: Vec<f64>,
     /// Extreme value of a numeric field or slot (the largest: 1.0, next 0.85, then 0.7).
     pub ext: Vec<f64>,
@@ -467,57 +469,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     }
 
     // Salience.
-    // A summary key that many objects of one parent have (each scanned package's
-    // `scanned_packages.<name>.version`) is a field of records keyed by name, not the
-    // output's summary. Counted by the path with its object's own key as `*`.
-    let last_key = |p: &str| {
-        let mut seg: Vec<&str> = p.split('.').collect();
-        if seg.len() >= 2 {
-            let k = seg.len() - 2;
-            seg[k] = "*";
-        }
-        seg.join(".").to_ascii_lowercase()
-    };
-    let mut summary_keys: HashMap<String, usize> = HashMap::new();
-    for unit in &u.units {
-        if unit.kind == UnitKind::Leaf && summary_key(&unit.context) {
-            *summary_keys.entry(last_key(&unit.context)).or_default() += 1;
-        }
-    }
-    // A question that names warnings ("what security warnings did the audit raise?") asks
-    // for them as another asks for errors: a warning is as salient as an error (Lynis' two
-    // `Warning:` lines had been left for its 3% of `not found` results: live set of
-    // session 47).
-    // Asked for warnings and not for errors, they go before the errors.
-    let warn_sal = match (
-        q.has("warn") || q.has("warning"),
-        q.has("error") || q.has("err") || q.has("fail"),
-    ) {
-        (true, false) => 1.2,
-        (true, true) => 1.0,
-        _ => 0.5,
-    };
-    for (i, unit) in u.units.iter().enumerate() {
-        let text = clip_str(&unit.text, 400);
-        let mut v: f64 = match unit.sev {
-            Severity::Error => 1.0,
-            Severity::Warn => warn_sal,
-            Severity::None => 0.0,
-        };
-        if signal::is_totals(text) || signal::exit_code(text).is_some() {
-            v = v.max(0.9);
-        }
-        // A summary's leaf near the top (`stats.failures`, `terraform_version`), not every
-        // `version` deep in a schema.
-        if unit.kind == UnitKind::Leaf
-            && summary_key(&unit.context)
-            && unit.context.matches('.').count() < SUMMARY_DEPTH
-            && summary_keys[&last_key(&unit.context)] <= MAX_SUMMARY_LEAVES
-        {
-            v = v.max(0.6);
-        }
-        s.sal[i] = v;
-    }
+    s.sal = salience::salience(u, q);
 
     // Extremes of numeric fields and template slots.
     let lo = asks.least && !asks.most;
@@ -759,62 +711,6 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         }
     }
     s
-}
-
-/// Most leaves with one summary key (`version`, `status`) for them to be summary leaves.
-const MAX_SUMMARY_LEAVES: usize = 3;
-
-/// Path segments below which a leaf with a summary key is no summary of the output.
-const SUMMARY_DEPTH: usize = 3;
-
-/// Keys that name summaries, totals or verdicts.
-fn summary_key(path: &str) -> bool {
-    let last = path.rsplit('.').next().unwrap_or(path).to_ascii_lowercase();
-    let top = path.split('.').next().unwrap_or(path).to_ascii_lowercase();
-    const KEYS: &[&str] = &[
-        "stats",
-        "statistics",
-        "summary",
-        "totals",
-        "total",
-        "result",
-        "results",
-        "status",
-        "state",
-        "verdict",
-        "conclusion",
-        "outcome",
-        "overall",
-        "version",
-        "passed",
-        "failed",
-        "failures",
-        "errors",
-        "error",
-        "message",
-        "success",
-        "ok",
-        "exit_code",
-        "exitcode",
-        "returncode",
-        "count",
-    ];
-    KEYS.contains(&last.as_str()) || (KEYS.contains(&top.as_str()) && path.split('.').count() <= 3)
-}
-
-/// True for a row that totals the others: its first word is `TOTAL`, `Total:`, `Sum`, `All`
-/// or `Overall` (any case).
-fn totals_row(text: &str) -> bool {
-    let first = text
-        .split([' ', '\t', '|', ','])
-        .find(|w| !w.is_empty())
-        .unwrap_or("")
-        .trim_end_matches(':')
-        .to_ascii_lowercase();
-    matches!(
-        first.as_str(),
-        "total" | "totals" | "sum" | "all" | "overall"
-    )
 }
 
 #[cfg(test)]
