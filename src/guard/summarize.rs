@@ -33,8 +33,10 @@ pub const BIG_INPUT_SHARE_PCT: usize = 5;
 /// Tokens kept for the section headers and the "shown/omitted" fact.
 const HEADER_RESERVE: usize = 40;
 /// The Errors section's heading when its lines are warnings and none is an error
-/// (`render::sections`): the section stays, and says no error is in it.
-const WARNINGS_HEADING: &str = "Errors: none; the warnings:";
+/// (`render::sections`): the section stays, and says no error is among its lines. Not "no
+/// error" outright: a question that asks for warnings may leave an output's errors unshown,
+/// which the Status still counts.
+const WARNINGS_HEADING: &str = "Errors: none shown; the warnings:";
 /// Tokens kept for the model's Status (beyond the rule-written one it replaces) and its
 /// optional Decisions / Open questions / Next action when it runs.
 const NARRATIVE_RESERVE: usize = 60;

@@ -207,10 +207,8 @@ pub(super) fn slot_extremes(
                 let label = if words.is_empty() {
                     literal.to_string()
                 } else {
-                    {
-                        let words: Vec<&str> = words.iter().map(|w| leaderless(w)).collect();
-                        format!("{} {literal}", words.join(" "))
-                    }
+                    let words: Vec<&str> = words.iter().map(|w| leaderless(w)).collect();
+                    format!("{} {literal}", words.join(" "))
                 };
                 let d = Dist::series(&label, vals.len());
                 // A number no word names is named by the word of its series the question
