@@ -281,11 +281,11 @@ fn named_error(line: &str) -> bool {
 /// `missing module named multiprocessing.TimeoutError - imported by …`, trial of session 47);
 /// `requests.exceptions.HTTPError: 404` and a bare `ValueError` stay errors.
 fn unleveled_named_error(line: &str) -> bool {
-    if DOTTED_CLASS.is_match(line) {
-        outside_names(&NAMED_ERROR, line) || outside_paths(&THROWN_ERROR, line)
-    } else {
-        named_error(line)
-    }
+    // The class search runs only on the few lines that name an error class at all.
+    named_error(line)
+        && (!DOTTED_CLASS.is_match(line)
+            || outside_names(&NAMED_ERROR, line)
+            || outside_paths(&THROWN_ERROR, line))
 }
 
 /// True when the line holds a level word or tag ([`LEVEL_ERROR`]) that is not a file or path

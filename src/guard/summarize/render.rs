@@ -11,8 +11,10 @@ use crate::guard::reduce::{Item, Section, MUST};
 /// an error goes to Evidence ([`warnings_beside_errors`]). The fourth value is true when the
 /// Errors items are warnings and no error ([`only_warnings`]), so the section's heading says so.
 pub(super) fn sections(items: &[Item], text: &str) -> (String, String, String, bool) {
-    let moved = warnings_beside_errors(items, text);
-    let warned = only_warnings(items, text);
+    // The lines above each Errors item are read once, for both uses.
+    let heads = error_heads(items, text);
+    let moved = warnings_beside_errors(&heads);
+    let warned = only_warnings(&heads);
     let mut by: [Vec<&Item>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for (j, it) in items.iter().enumerate() {
         let k = match it.section {
@@ -48,16 +50,15 @@ const HEADLINE_LINES: usize = 6;
 /// under it up to the next blank line) while another Errors item belongs to an error: a
 /// build that failed with one error among 960 warnings lists the error under Errors and the
 /// warnings it shows under Evidence, as they did not fail it. An output of warnings only
-/// keeps them under Errors, its problems.
-fn warnings_beside_errors(items: &[Item], text: &str) -> HashSet<usize> {
-    let heads = error_heads(items, text);
+/// keeps them under Errors, its problems. `heads`: [`error_heads`].
+fn warnings_beside_errors(heads: &[(usize, Severity)]) -> HashSet<usize> {
     if !heads.iter().any(|(_, s)| *s == Severity::Error) {
         return HashSet::new();
     }
     heads
-        .into_iter()
+        .iter()
         .filter(|(_, s)| *s == Severity::Warn)
-        .map(|(j, _)| j)
+        .map(|&(j, _)| j)
         .collect()
 }
 
@@ -65,8 +66,7 @@ fn warnings_beside_errors(items: &[Item], text: &str) -> HashSet<usize> {
 /// over a file that compiled. Its warnings stay under Errors (the output's problems), under a
 /// heading that says no error is among them; `Errors:` over warnings alone was read as a
 /// failed build while the Status said `no error lines` (trial of session 47).
-fn only_warnings(items: &[Item], text: &str) -> bool {
-    let heads = error_heads(items, text);
+fn only_warnings(heads: &[(usize, Severity)]) -> bool {
     heads.iter().any(|(_, s)| *s == Severity::Warn)
         && !heads.iter().any(|(_, s)| *s == Severity::Error)
 }
