@@ -4,6 +4,9 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
+mod tally;
+pub use tally::{counted_by_tally, tally};
+
 /// How bad a line says things are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {

@@ -342,8 +342,9 @@ fn same_source(a: &str, b: &str) -> bool {
 /// the list's next result, not this one's context, and ends it.
 pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> bool) -> Vec<usize> {
     // A line reporting an exit status ends what failed: what follows is the next step (a CI
-    // runner's `Post job cleanup.` after `Process completed with exit code 1.`).
-    if signal::exit_code(lines[idx]).is_some() {
+    // runner's `Post job cleanup.` after `Process completed with exit code 1.`). So does a
+    // tally of errors (`msgfmt: found 1 fatal error`): it counts the lines above it.
+    if signal::exit_code(lines[idx]).is_some() || signal::tally(lines[idx]).is_some() {
         return Vec::new();
     }
     let sibling_at = labelled(lines[idx]);
@@ -469,7 +470,11 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
             .sum::<usize>()
             .saturating_sub(1)
     };
-    let sevs: Vec<Severity> = lines.iter().map(|l| line_severity(l)).collect();
+    let mut sevs: Vec<Severity> = lines.iter().map(|l| line_severity(l)).collect();
+    // The findings a tally of errors counts are its errors (`msgfmt: found 1 fatal error`).
+    for i in signal::counted_by_tally(lines, &sevs) {
+        sevs[i] = Severity::Error;
+    }
     let (templates, of_line) = mine(lines, &sevs);
     let clipped: Vec<&str> = lines.iter().map(|l| super::clip_str(l, 600)).collect();
     let scores = normalise(&bm25_discriminating(ctx.query, &clipped));

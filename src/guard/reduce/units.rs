@@ -563,6 +563,31 @@ impl Builder {
         self.units[u].fields = ids;
     }
 
+    /// Marks as errors the lines a tally of errors counts ([`signal::counted_by_tally`]):
+    /// the line units right above it, one line after another.
+    fn count_tallied(&mut self) {
+        let mut i = 0;
+        while i < self.units.len() {
+            // A run of line units on consecutive lines.
+            let mut j = i + 1;
+            while j < self.units.len()
+                && self.units[j].kind == UnitKind::Line
+                && self.units[j].line == self.units[j - 1].line + 1
+            {
+                j += 1;
+            }
+            let run = &self.units[i..j];
+            if run.len() > 1 && run[0].kind == UnitKind::Line {
+                let texts: Vec<&str> = run.iter().map(|u| u.text.as_str()).collect();
+                let sevs: Vec<Severity> = run.iter().map(|u| u.sev).collect();
+                for k in signal::counted_by_tally(&texts, &sevs) {
+                    self.units[i + k].sev = Severity::Error;
+                }
+            }
+            i = j;
+        }
+    }
+
     /// Groups units into templates: records by their field names and categorical values,
     /// lines by a Drain-like miner over their tokens.
     fn finish(mut self, structured: bool) -> Units {
@@ -586,6 +611,9 @@ impl Builder {
             if descriptive {
                 u.sev = Severity::None;
             }
+        }
+        if !structured {
+            self.count_tallied();
         }
         let mut templates: Vec<Template> = Vec::new();
         // Lines are mined; records and leaves (of a document, or of JSON inside a line of

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use super::{Cand, Channel};
 use crate::guard::reduce::rank::{bm25, tokenize, Query};
-use crate::guard::reduce::signal::Severity;
+use crate::guard::reduce::signal::{self, Severity};
 use crate::guard::reduce::signals::{Fact, Scores};
 use crate::guard::reduce::units::{UnitKind, Units};
 use crate::guard::reduce::{Item, Section, MUST};
@@ -193,6 +193,20 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         // The line right after one of the best matches, when it is not a match itself: a
         // label's value on the next line (`msgid "Search Results"` / `msgstr "Résultats…"`).
         let unit = &u.units[i];
+        // A tally of errors (`msgfmt: found 1 fatal error`) counts the line above it: that
+        // line says what failed, the next is the run going on.
+        if unit.kind == UnitKind::Line && signal::tally(&unit.text).is_some() {
+            if i > 0 && u.units[i - 1].line + 1 == unit.line && s.rel[i - 1] < MIN_REL {
+                push(
+                    &mut out,
+                    Channel::Relevance,
+                    i - 1,
+                    x * NEXT_LINE_SHARE,
+                    None,
+                );
+            }
+            continue;
+        }
         let label = k < NEXT_LINE_HITS
             && unit.kind == UnitKind::Line
             && unit.text.len() <= NEXT_LINE_LABEL_BYTES;

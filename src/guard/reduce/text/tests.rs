@@ -40,6 +40,47 @@ fn an_exit_status_line_has_no_context_after_it() {
     // The same runner line without an exit status keeps its continuation.
     let other = ["##[error]Process failed.", "[command]/usr/bin/git version"];
     assert_eq!(context_after(&other, 0, &never), [1]);
+    // A tally of errors counts the lines above it; the next file's statistics are no context.
+    let po = [
+        "./fr/django.po:432: ...but some messages have 3 plural forms",
+        "msgfmt: found 1 fatal error",
+        "./fr/django.po: 348 translated messages.",
+    ];
+    assert!(context_after(&po, 1, &never).is_empty());
+}
+
+#[test]
+fn the_findings_a_tally_counts_are_shown_as_errors() {
+    let mut lines = Vec::new();
+    for k in 0..40 {
+        lines.push(format!("./l{k}/django.po: 348 translated messages."));
+    }
+    lines.insert(
+        20,
+        "./fr/django.po:432: ...but some messages have 3 plural forms".into(),
+    );
+    lines.insert(21, "msgfmt: found 1 fatal error".into());
+    let text = lines.join("\n");
+    let refs: Vec<&str> = text.split('\n').collect();
+    let q = Query::new("which catalogs fail with fatal errors");
+    let ctx = Ctx {
+        query: &q,
+        exit_code: None,
+        bytes: text.len(),
+    };
+    let r = reduce_lines(&refs, Kind::Lines, &ctx);
+    let errors: Vec<&str> = r
+        .items
+        .iter()
+        .filter(|i| i.section == Section::Errors)
+        .map(|i| i.text.as_str())
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|t| t.contains("django.po:432: ...but some messages")),
+        "{errors:?}"
+    );
 }
 
 #[test]
