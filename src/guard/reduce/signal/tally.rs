@@ -44,7 +44,7 @@ pub fn tally(line: &str) -> Option<usize> {
 pub fn counted_by_tally(lines: &[&str], sevs: &[Severity]) -> Vec<usize> {
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        if sevs[i] != Severity::Error || !tally(l).is_some_and(|n| n > 0) {
+        if sevs[i] != Severity::Error || tally(l).is_none_or(|n| n == 0) {
             continue;
         }
         for j in (i.saturating_sub(MAX_COUNTED)..i).rev() {
