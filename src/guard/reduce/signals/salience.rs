@@ -42,6 +42,18 @@ pub(super) fn salience(u: &Units, q: &Query) -> Vec<f64> {
         (true, true) => 1.0,
         _ => 0.5,
     };
+    // The last names of the records' fields: a leaf of that name under an aggregate
+    // (`end.sum_sent.retransmits` beside the per-interval records' `retransmits`) is their
+    // total, the run's figure.
+    let record_fields: std::collections::HashSet<String> = u
+        .units
+        .iter()
+        .filter(|x| x.kind == UnitKind::Record)
+        .flat_map(|x| x.fields.iter().map(|(f, _)| *f))
+        .collect::<std::collections::HashSet<usize>>()
+        .into_iter()
+        .map(|f| last_segment(&u.fields[f].name))
+        .collect();
     for (i, unit) in u.units.iter().enumerate() {
         let text = clip_str(&unit.text, 400);
         let mut v: f64 = match unit.sev {
@@ -60,6 +72,15 @@ pub(super) fn salience(u: &Units, q: &Query) -> Vec<f64> {
             && summary_keys[&last_key(&unit.context)] <= MAX_SUMMARY_LEAVES
         {
             v = v.max(0.6);
+        }
+        if unit.kind == UnitKind::Leaf
+            && aggregate_leaf(&unit.context)
+            && record_fields.contains(&last_segment(&unit.context))
+        {
+            // Above the other aggregates when the question names its field.
+            let last = last_segment(&unit.context);
+            let named = last.split(['_', '-']).any(|w| q.names_word(w));
+            v = v.max(if named { 0.7 } else { 0.6 });
         }
         sal[i] = v;
     }
@@ -107,6 +128,38 @@ pub(super) fn summary_key(path: &str) -> bool {
     KEYS.contains(&last.as_str()) || (KEYS.contains(&top.as_str()) && path.split('.').count() <= 3)
 }
 
+/// The last name of a path (`end.sum_sent.retransmits` -> `retransmits`, `a[].b` -> `b`),
+/// in lower case.
+fn last_segment(path: &str) -> String {
+    path.rsplit('.')
+        .next()
+        .unwrap_or(path)
+        .trim_end_matches("[]")
+        .to_ascii_lowercase()
+}
+
+/// Path segments below which a leaf is no aggregate of the run (a record's own `sum`).
+const AGGREGATE_DEPTH: usize = 4;
+
+/// True for a leaf's path under an object that aggregates (`end.sum_sent.bits_per_second`,
+/// `totals.bytes`, `summary.duration`): a parent segment is `sum`, `total(s)`, `summary`,
+/// `overall`, `aggregate(d)` or one of them with a qualifier (`sum_sent`, `total_stats`), at
+/// most [`AGGREGATE_DEPTH`] segments deep and outside any array.
+pub(super) fn aggregate_leaf(path: &str) -> bool {
+    let seg: Vec<&str> = path.split('.').collect();
+    if seg.len() < 2 || seg.len() > AGGREGATE_DEPTH || path.contains("[]") {
+        return false;
+    }
+    seg[..seg.len() - 1].iter().any(|s| {
+        let s = s.to_ascii_lowercase();
+        let head = s.split(['_', '-']).next().unwrap_or("");
+        matches!(
+            head,
+            "sum" | "total" | "totals" | "summary" | "overall" | "aggregate" | "aggregated"
+        )
+    })
+}
+
 /// True for a row that totals the others: its first word is `TOTAL`, `Total:`, `Sum`, `All`
 /// or `Overall` (any case).
 pub(super) fn totals_row(text: &str) -> bool {
@@ -120,4 +173,51 @@ pub(super) fn totals_row(text: &str) -> bool {
         first.as_str(),
         "total" | "totals" | "sum" | "all" | "overall"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::reduce::units::build;
+    use crate::guard::reduce::Kind;
+
+    #[test]
+    fn an_aggregate_is_under_a_sum_or_total_outside_arrays() {
+        assert!(aggregate_leaf("end.sum_sent.retransmits"));
+        assert!(aggregate_leaf("totals.bytes"));
+        assert!(aggregate_leaf("Summary.Duration"));
+        assert!(!aggregate_leaf("end.streams[].sender.retransmits"));
+        assert!(!aggregate_leaf("summary"));
+        assert!(!aggregate_leaf("a.b.c.sum.d"));
+        assert!(!aggregate_leaf("end.summit.x"));
+    }
+
+    #[test]
+    fn the_total_of_a_records_field_is_salient() {
+        let mut text = String::from("{\"intervals\": [\n");
+        for k in 0..30 {
+            text.push_str(&format!(
+                "{{\"start\": {k}, \"retransmits\": {}, \"bytes\": {}}},\n",
+                k % 3,
+                1000 + k * 7 % 11
+            ));
+        }
+        text.push_str("{\"start\": 30, \"retransmits\": 0, \"bytes\": 5}],\n");
+        text.push_str("\"end\": {\"sum_sent\": {\"retransmits\": 105, \"bytes\": 30405},\n");
+        text.push_str("\"host\": {\"retransmits\": 7, \"name\": \"a\"}}}\n");
+        let u = build(&text, Kind::Json);
+        let q = Query::new("how many retransmits were there?");
+        let sal = salience(&u, &q);
+        let of = |needle: &str| {
+            let i = u
+                .units
+                .iter()
+                .position(|x| x.kind == UnitKind::Leaf && x.text.contains(needle))
+                .unwrap_or_else(|| panic!("no leaf {needle}"));
+            sal[i]
+        };
+        assert_eq!(of("105"), 0.7, "the total the question names");
+        assert_eq!(of("30405"), 0.6, "another total");
+        assert_eq!(of("\"retransmits\": 7"), 0.0, "not under an aggregate");
+    }
 }

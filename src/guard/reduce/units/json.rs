@@ -86,12 +86,30 @@ pub(super) fn json_after_preamble(b: &mut Builder, text: &str) -> bool {
     false
 }
 
+/// What `text` writes between a key's `":` and its value: a tab where more keys are
+/// followed by one than by a space (`iperf3 -J`'s `"host_total":\t32.82`), so a quoted
+/// member greps in the file; else a space when the text is `pretty`, else nothing. A
+/// detached walk (empty `text`) follows `pretty`.
+fn key_gap(text: &str, pretty: bool) -> &'static str {
+    let head = crate::guard::reduce::clip_str(text, 64 * 1024);
+    let tabbed = head.matches("\":\t").count();
+    if tabbed > 0 && tabbed > head.matches("\": ").count() {
+        "\t"
+    } else if pretty {
+        " "
+    } else {
+        ""
+    }
+}
+
 /// Walks a JSON document: arrays of objects become records, other scalars leaves, small
 /// shallow objects are noted whole, and strings holding JSON or many lines are unwrapped.
 struct JsonWalk<'t> {
     starts: Vec<usize>,
     text: &'t str,
     pretty: bool,
+    /// What the text writes between a key's `":` and its value ([`key_gap`]).
+    gap: &'static str,
     /// Byte offset where the search for the next key's line continues.
     cursor: usize,
     /// Inside a record: its nested objects are part of it, not objects of their own.
@@ -113,6 +131,7 @@ impl<'t> JsonWalk<'t> {
             starts,
             text,
             pretty,
+            gap: key_gap(text, pretty),
             cursor,
             in_record: false,
             covered: Default::default(),
@@ -234,8 +253,7 @@ impl<'t> JsonWalk<'t> {
                     let line = self.line_of_key(k);
                     // A map's member opens with its key, the line that names it.
                     if map {
-                        let sep = if self.pretty { ": {" } else { ":{" };
-                        let shown = format!("{}{sep}", Value::String(k.clone()));
+                        let shown = format!("{}:{}{{", Value::String(k.clone()), self.gap);
                         b.push(line, keep_line(&shown), UnitKind::Line, p.clone());
                     }
                     let comma = if i + 1 < n { "," } else { "" };
@@ -245,9 +263,8 @@ impl<'t> JsonWalk<'t> {
                         }
                         _ if scalar(x).is_some() && self.covered.contains(&p) => {}
                         _ if scalar(x).is_some() => {
-                            let sep = if self.pretty { "\": " } else { "\":" };
                             let v = scalar(x).unwrap_or_default();
-                            let shown = keep_line(&format!("\"{k}{sep}{v}{comma}"));
+                            let shown = keep_line(&format!("\"{k}\":{}{v}{comma}", self.gap));
                             let u = b.push(line, shown, UnitKind::Leaf, p.clone());
                             let f = b.field(&p);
                             b.units[u].fields.push((f, plain(x)));
@@ -487,8 +504,7 @@ impl<'t> JsonWalk<'t> {
             .next()
             .unwrap_or(path)
             .trim_end_matches("[]");
-        let sep = if self.pretty { "\": " } else { "\":" };
-        let whole = format!("\"{key}{sep}{}", Value::String(s.to_string()));
+        let whole = format!("\"{key}\":{}{}", self.gap, Value::String(s.to_string()));
         if whole.len() > LONG_LINE_BYTES {
             for p in parts(s) {
                 b.push(line, keep_line(p.trim()), UnitKind::Part, path.to_string());
@@ -710,4 +726,23 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
     }
     restyle(b, from, escapes);
     !b.units.is_empty()
+}
+
+#[cfg(test)]
+mod gap_tests {
+    use super::*;
+
+    #[test]
+    fn a_member_is_quoted_with_the_gap_its_file_writes() {
+        assert_eq!(key_gap("{\n\t\"a\":\t1,\n\t\"b\":\t2\n}", false), "\t");
+        assert_eq!(key_gap("{\"a\": 1, \"b\": 2}", true), " ");
+        assert_eq!(key_gap("{\"a\":1}", false), "");
+        let text = "{\n\t\"end\":\t{\n\t\t\"host_total\":\t32.82,\n\t\t\"n\":\t3\n\t}\n}\n";
+        let u = super::super::build(text, crate::guard::reduce::Kind::Json);
+        assert!(
+            u.units.iter().any(|x| x.text == "\"host_total\":\t32.82,"),
+            "{:?}",
+            u.units.iter().map(|x| &x.text).collect::<Vec<_>>()
+        );
+    }
 }

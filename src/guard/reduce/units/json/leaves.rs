@@ -7,10 +7,11 @@ use serde_json::Value;
 use super::{MAX_PAIR_ARRAY, RECORD_SHOW_BYTES};
 use crate::guard::reduce::{clip_str, show_line_max, CUT_MARK};
 
-/// How the JSON text writes a key and its value: `"k": v` (pretty) or `"k":v` (compact).
+/// How the JSON text writes a key and its value: `"k": v` (pretty; also `"k":\tv`, as
+/// `iperf3 -J` does) or `"k":v` (compact).
 pub(crate) fn pretty_style(text: &str) -> bool {
     let head = clip_str(text, 64 * 1024);
-    let spaced = head.matches("\": ").count();
+    let spaced = head.matches("\": ").count() + head.matches("\":\t").count();
     let tight = head.matches("\":").count().saturating_sub(spaced);
     spaced >= tight
 }
