@@ -764,10 +764,12 @@ fn client_falls_back_without_daemon_and_spawns_one() {
         "{}",
         String::from_utf8_lossy(&stop.stderr)
     );
+    // `stop` returns once the daemon has let go of its socket (removed before its lock is
+    // released), so a command right after it finds no daemon shutting down in its way.
+    assert!(!socket.exists(), "the socket outlived `stop`");
     wait_for("spawned daemon exits", Duration::from_secs(30), || {
         (unsafe { libc::kill(pid as i32, 0) }) != 0
     });
-    assert!(!socket.exists());
 }
 
 /// The local engine with `local_parallel` 3 (small model): three summaries are in flight at

@@ -5,6 +5,7 @@
 //! the same everywhere and take precedence over `TOOLSUM_*` variables and the config file.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::client::{
     ask_cli, guard_resilient, shutdown_cli, status_cli, AskCliOptions, GuardCliOptions, Input,
@@ -245,12 +246,33 @@ pub fn status_cmd(a: SocketArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `stop`: asks the daemon to shut down gracefully.
+/// Extra time (ms) past the grace period that `stop` waits for the daemon to exit: its model
+/// thread and runtime wind down after the last request.
+const STOP_WAIT_SLACK_MS: u64 = 10_000;
+
+/// Runs `stop`: asks the daemon to shut down gracefully, then waits until it has exited (its
+/// socket lock is free), at most the grace period plus [`STOP_WAIT_SLACK_MS`], so a command
+/// right after `stop` finds no daemon rather than one still shutting down (which would hold
+/// the socket and keep a new one from starting).
 ///
 /// # Errors
 /// No daemon answers.
 pub fn stop_cmd(a: SocketArgs) -> anyhow::Result<()> {
-    let v = shutdown_cli(&a.config()?)?;
+    let cfg = a.config()?;
+    let v = shutdown_cli(&cfg)?;
+    let wait = Duration::from_millis(cfg.grace_ms + STOP_WAIT_SLACK_MS);
+    let start = std::time::Instant::now();
+    while super::take_lock(&cfg.socket).is_err() {
+        if start.elapsed() >= wait {
+            eprintln!(
+                "toolsum: the daemon on {} was asked to stop but still runs after {} s",
+                cfg.socket.display(),
+                wait.as_secs()
+            );
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     out_line(v)?;
     Ok(())
 }
