@@ -162,7 +162,7 @@ static ERROR_LABEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:error|fatal|failure|failed)\s*(?::|---|!)|[\[<](?:error|fatal|err|crit)[\]>]|(?-i:\b(?:ERROR|FATAL|CRITICAL)\b)").unwrap()
 });
 static TOTALS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\btests? run:\s*\d+|(?:^|[\s,;(\[])\d+ (passed|failed)(?:$|[^:\w])|^\s*tests?:\s+\d|\btest result:|\bran \d+ tests?\b|\bbuild (success|failure|failed|successful)\b|\b\d+ examples?, \d+ failures?|\btest suites?:\s+\d|^(ok|fail|failed)\s*(\(|\t)|\b\d+ (tests?|specs?) (completed|passed|failed)").unwrap()
+    Regex::new(r"(?i)\btests? run:\s*\d+|(?:^|[\s,;(\[])\d+ (passed|failed)(?:$|[^:\w])|^\s*tests?:\s+\d|\btest result:|\bran \d+ tests?\b|\bbuild (success|failure|failed|successful)\b|\b\d+ examples?, \d+ failures?|\btest suites?:\s+\d|^(ok|fail|failed)\s*(\(|\t)|\b\d+ (tests?|specs?) (completed|passed|failed)|^\s*totals?\s*[:=|]?\s*\d").unwrap()
 });
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^\s*(at\s+\S|\.\.\. \d+ more|File "[^"]+", line \d+|#\d+\s+0x[0-9a-f]+|\d+: 0x[0-9a-f]+)"#).unwrap()
@@ -411,6 +411,15 @@ pub fn severity(line: &str) -> Severity {
     if has_rr(line) && MEASURED_ERROR.is_match(line) {
         return severity(&MEASURED_ERROR.replace_all(line, " "));
     }
+    // A nested class named for an error (`com.sun.tools.javac.util.JCDiagnostic$Error` in a
+    // class histogram) is a name; the rest of the line decides.
+    if NESTED_ERROR_CLASS.is_match(line) {
+        return severity(&NESTED_ERROR_CLASS.replace_all(line, "$$C"));
+    }
+    // So is a comment after code (`return 0;  /* unreachable */`).
+    if INLINE_COMMENT.is_match(line) {
+        return severity(&INLINE_COMMENT.replace_all(line, " "));
+    }
     if MAKE_ERROR.is_match(line) {
         return Severity::Error;
     }
@@ -430,6 +439,8 @@ pub fn severity(line: &str) -> Severity {
         || LISTED_NAME.is_match(line)
         || ZERO_ROW.is_match(line)
         || GETTEXT_ENTRY.is_match(line)
+        || CODE_COMMENT.is_match(line)
+        || XTRACE.is_match(line)
     {
         return Severity::None;
     }
@@ -583,6 +594,27 @@ static DECLARATION: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .unwrap()
 });
+
+/// A nested class whose own name is an error word (`JCDiagnostic$Error`, `Outcome$Failure`):
+/// a JVM class name, no event. A thrown one has more to its name (`Outer$ParseException:`).
+static NESTED_ERROR_CLASS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\$(?:Error|Exception|Failure|Fatal)\b").unwrap());
+
+/// A line of a C-style block comment as source code prints it (` * If input is NULL, this
+/// segfaults`, `/* unreachable */` at the start): what the code says, not what happened. Only
+/// indented for ` * `, so a list's `* ERROR: …` bullet at the margin stays one.
+static CODE_COMMENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+\*(?:\s|$)|^\s*/\*").unwrap());
+
+/// A C-style comment after code on its line (`return 0;  /* unreachable, but … */`).
+static INLINE_COMMENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[;{})]\s*/\*.*?\*/").unwrap());
+
+/// A command as `bash -x` / `set -x` traces it before running it (`+++ [[ --abort-after <n>
+/// Abort after encountering <n> errors. == -* ]]`): the script's text, not its outcome; what
+/// the command prints comes on lines of its own. The shell's `+ exit 1` is read by
+/// [`exit_code`].
+static XTRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\+{1,9} \S").unwrap());
 
 /// `python -v`'s trace of its imports (`import 'traceback' # <…SourceFileLoader…>`, `# destroy
 /// traceback`, `# cleanup[2] removing traceback`, `# code object from '…/traceback.cpython-311.pyc'`):

@@ -711,3 +711,26 @@ fn names_and_catalogue_messages_are_not_errors() {
         assert_eq!(severity(l), Severity::Error, "{l}");
     }
 }
+
+#[test]
+fn code_and_names_that_carry_error_words_are_no_errors() {
+    // A block comment's line, a comment after code, a traced command, a nested class.
+    for l in [
+        " * If input pointer is NULL, xxHash default behavior is to dereference it, triggering a segfault.",
+        "  return 0;  /* unreachable, but some compilers complain without it */",
+        "/* abort on failure */",
+        "+++ [[ --abort-after <n>  Abort after encountering <n> errors. == *([[:blank:]])-* ]]",
+        "   85:  213  6816  com.sun.tools.javac.util.JCDiagnostic$Error (jdk.compiler@17.0.15)",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // What a traced script prints, a bullet at the margin and a thrown nested class still are
+    // (a trace's `+ exit 1` is read as an exit status, not here).
+    for l in [
+        "ERROR: cannot open /etc/x",
+        "* ERROR: the build failed",
+        "com.acme.Parser$SyntaxException: unexpected token at 3:4",
+    ] {
+        assert_ne!(severity(l), Severity::None, "{l}");
+    }
+}
