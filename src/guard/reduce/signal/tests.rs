@@ -734,3 +734,15 @@ fn code_and_names_that_carry_error_words_are_no_errors() {
         assert_ne!(severity(l), Severity::None, "{l}");
     }
 }
+
+#[test]
+fn a_line_opening_with_total_and_a_figure_is_a_totals_line() {
+    assert!(is_totals(
+        " TOTAL                              :   1.22          1.06          2.38           61M"
+    ));
+    assert!(is_totals("Total        872192       33054344"));
+    assert!(is_totals("total: 42"));
+    // A word starting with total, or total mid-line, is not.
+    assert!(!is_totals("totally 3 lines"));
+    assert!(!is_totals("the total was 3"));
+}
