@@ -229,7 +229,11 @@ fn object_text(path: &str, r: &str) -> String {
     if key.is_empty() || key.contains(['[', ']', '"']) {
         return format!("{}: {r}", shown_path(path));
     }
-    let sep = if r.contains("\": ") { ": " } else { ":" };
+    let sep = if r.contains("\": ") || r.starts_with("{ ") {
+        ": "
+    } else {
+        ":"
+    };
     if parent.is_empty() {
         format!("\"{key}\"{sep}{r}")
     } else {

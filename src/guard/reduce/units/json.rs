@@ -234,8 +234,12 @@ impl<'t> JsonWalk<'t> {
                         })
                         .collect();
                     let line = self.here();
-                    b.objects
-                        .push((line, path.to_string(), render_record(&leaves, self.pretty)));
+                    // As the file writes it when found there (checksec's `{ "relro":"full",
+                    // "canary":"no", … }`), so it greps.
+                    let shown = self
+                        .as_written(v)
+                        .unwrap_or_else(|| render_record(&leaves, self.pretty));
+                    b.objects.push((line, path.to_string(), shown));
                 }
                 let n = m.len();
                 let hint = if self.in_record {

@@ -50,6 +50,49 @@ pub(crate) fn written_in(
     [layout(v, false), layout(v, true)]
         .into_iter()
         .find(|l| l.len() <= max && flat.contains(l.as_str()))
+        .or_else(|| spaced_as_written(&compact, raw, max))
+}
+
+/// The text of `raw` that is `compact` (minified JSON) with whitespace of its own between
+/// tokens, in whatever style (checksec's `{ "relro":"full","canary":"no", … }`): found by
+/// reading `raw` without its whitespace outside strings. Returned as written, its whitespace
+/// runs collapsed to one space when it spans lines; `None` when not found or longer than
+/// `max` bytes.
+fn spaced_as_written(compact: &str, raw: &str, max: usize) -> Option<String> {
+    // `raw` without whitespace outside strings, and where each kept byte was.
+    let mut bare = String::with_capacity(raw.len());
+    let mut at: Vec<usize> = Vec::with_capacity(raw.len());
+    let (mut in_str, mut escaped) = (false, false);
+    for (i, c) in raw.char_indices() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else if c == '"' {
+            in_str = true;
+        } else if c.is_whitespace() {
+            continue;
+        }
+        bare.push(c);
+        at.extend(std::iter::repeat_n(i, c.len_utf8()));
+    }
+    let start = bare.find(compact)?;
+    let last = start + compact.len() - 1;
+    let (lo, hi) = (at[start], at[last] + 1);
+    let hi = (hi..=raw.len())
+        .find(|&h| raw.is_char_boundary(h))
+        .unwrap_or(raw.len());
+    let text = &raw[lo..hi];
+    let shown = if text.contains('\n') {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        text.to_string()
+    };
+    (shown.len() <= max).then_some(shown)
 }
 
 /// `v` as JSON text with a space after each `:` and `,`: `{"a": 1, "b": [1, 2]}` (Python's
@@ -309,4 +352,31 @@ pub(super) fn render_record(leaves: &[Leaf], pretty: bool) -> String {
         out.push('}');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_quoted_in_its_files_own_spacing() {
+        let raw = r#"{ "dir": { "name":"/usr/bin" }, "/usr/bin/node": { "relro":"full","canary":"no","name":"a b" }, "x": 1 }"#;
+        let v: Value = serde_json::from_str(raw).unwrap();
+        let rec = &v["/usr/bin/node"];
+        let compact = serde_json::to_string(rec).unwrap();
+        let shown = written_in(rec, compact, raw, &mut None, 400).unwrap();
+        assert_eq!(shown, r#"{ "relro":"full","canary":"no","name":"a b" }"#);
+        assert!(raw.contains(&shown));
+        // Across lines, its whitespace runs collapsed (a string's too: the file read collapsed).
+        let raw = "{\n  \"a\" :\n    { \"k\":  \"x  y\",\n  \"n\":1 }\n}";
+        let v: Value = serde_json::from_str(raw).unwrap();
+        let compact = serde_json::to_string(&v["a"]).unwrap();
+        assert_eq!(
+            written_in(&v["a"], compact, raw, &mut None, 400).as_deref(),
+            Some("{ \"k\": \"x y\", \"n\":1 }")
+        );
+        // Not in the text: none.
+        let compact = serde_json::to_string(rec).unwrap();
+        assert!(spaced_as_written(&compact, r#"{"a":1}"#, 400).is_none());
+    }
 }
