@@ -262,7 +262,12 @@ pub fn stop_cmd(a: SocketArgs) -> anyhow::Result<()> {
     let v = shutdown_cli(&cfg)?;
     let wait = Duration::from_millis(cfg.grace_ms + STOP_WAIT_SLACK_MS);
     let start = std::time::Instant::now();
-    while super::take_lock(&cfg.socket).is_err() {
+    // Only while another process holds the lock: a lock file that cannot be opened (its
+    // directory gone with the daemon) is no daemon to wait for.
+    while matches!(
+        super::take_lock(&cfg.socket),
+        Err(super::SocketError::AlreadyRunning(_))
+    ) {
         if start.elapsed() >= wait {
             eprintln!(
                 "toolsum: the daemon on {} was asked to stop but still runs after {} s",

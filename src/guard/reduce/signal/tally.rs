@@ -14,7 +14,8 @@ use std::sync::LazyLock;
 /// is none.
 static TALLY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)(?:^|:\s)(?:found|total errors found:?)\s+(\d+)(?:\s+fatal)?(?:\s+errors?)?\b",
+        r"(?i)(?:^|:\s)found\s+(\d+)\s+(?:fatal\s+)?errors?\b",
+        r"|^\s*total errors found:?\s*(\d+)",
         r"|^\s*(?:✖\s*)?(\d+)\s+(?:fatal\s+)?(?:errors?|problems?)(?:\s+generated|\s+found|\s+in\s+\d+\s+files?|\s*\(|,|\.|$)",
     ))
     .unwrap()
@@ -32,8 +33,8 @@ pub const MAX_COUNTED: usize = 50;
 /// The count a tally line reports (`msgfmt: found 6 fatal errors` -> 6), if it is one.
 pub fn tally(line: &str) -> Option<usize> {
     let c = TALLY.captures(crate::guard::reduce::clip_str(line, 200))?;
-    c.get(1)
-        .or_else(|| c.get(2))
+    (1..=3)
+        .find_map(|k| c.get(k))
         .and_then(|m| m.as_str().parse().ok())
 }
 
@@ -81,6 +82,7 @@ mod tests {
         );
         assert_eq!(tally("a.py:3: expected 2 errors, got 1"), None);
         assert_eq!(tally("error: found a cycle"), None);
+        assert_eq!(tally("error: found 2 conflicting versions of serde"), None);
     }
 
     #[test]
