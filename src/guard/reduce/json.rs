@@ -23,7 +23,7 @@ mod wrapped;
 use failures::{distinct_first, failing_objects};
 use gotest::gotest;
 pub use offsets::{line_of, line_starts, spans, ArraySpans, KeySpans};
-use records::{best_is_none, records_of};
+use records::{best_is_none, has_map_of_records, records_of};
 use render::{compact_spacing, distinct, type_name, Constant};
 pub use render::{is_failure, record_fails, render};
 
@@ -616,7 +616,7 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
             text: whole,
             prio: 90.0,
         });
-    } else if best_is_none(v, text.len()) {
+    } else if best_is_none(v, text.len()) && !has_map_of_records(v, 0) {
         // Large document without records: rank its leaves by the intent.
         let mut leaves_out = Vec::new();
         flat(v, String::new(), &mut leaves_out, 0);

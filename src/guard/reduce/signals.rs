@@ -100,6 +100,9 @@ const PICKED_REL: f64 = 0.8;
 /// Relevance of a record picked by a value the question negates ("not Established"): the
 /// few records with another value are the answer itself, above any word match.
 const NEGATED_PICKED_REL: f64 = 0.95;
+/// Factor on every unit's relevance before the records a negated value picks are ranked
+/// (at [`NEGATED_PICKED_REL`]): below them, whatever words they share with the question.
+const NEGATED_OTHERS_WEIGHT: f64 = 0.9;
 /// Relevance of a record past a threshold the question states ([`limit::crossing`]).
 const LIMIT_REL: f64 = 1.0;
 /// Relevance of the last record of a numbered series when the question asks how many
@@ -373,7 +376,13 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
     // A record a value the question names picks (`Emergency Class: UNUSUAL EVENT` for
     // "classified Unusual Event") is what the question asks about: relevant, and shown by
     // that field.
-    for (i, f, negated) in chosen::picked(u, &dists, q) {
+    let picked = chosen::picked(u, &dists, q);
+    // Records the question picks by what they lack or are not are its answer: the records
+    // that merely share its words (every checksec record has `relro` and `canary`) rank below.
+    if picked.iter().any(|p| p.2) {
+        s.rel.iter_mut().for_each(|r| *r *= NEGATED_OTHERS_WEIGHT);
+    }
+    for (i, f, negated) in picked {
         let rel = if negated {
             NEGATED_PICKED_REL
         } else {

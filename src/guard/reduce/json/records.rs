@@ -81,3 +81,16 @@ pub(super) fn records_of(v: &Value, bytes: usize) -> Option<(Vec<String>, &Vec<V
             || serde_json::to_string(a).map_or(0, |t| t.len()) * 100 >= bytes * MINOR_RECORDS_PCT
     })
 }
+
+/// True when `v` holds, within three object levels, a map of records ([`map_of_records`]:
+/// checksec's binaries by path, npm's packages by name): its members are records the units
+/// rank, not leaves to rank one by one.
+///
+/// [`map_of_records`]: crate::guard::reduce::units::map_of_records
+pub(super) fn has_map_of_records(v: &Value, depth: usize) -> bool {
+    match v {
+        Value::Object(m) if crate::guard::reduce::units::map_of_records(m) => true,
+        Value::Object(m) if depth < 3 => m.values().any(|x| has_map_of_records(x, depth + 1)),
+        _ => false,
+    }
+}

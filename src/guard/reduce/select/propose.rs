@@ -85,6 +85,10 @@ pub fn candidates(u: &Units, s: &Scores, facts: &[Fact], q: &Query) -> Vec<Cand>
         // A nested record says whose it is (the outermost record's name), unless it shows it.
         let shown = if unit.parent.is_empty() || shown.contains(unit.parent.trim_end_matches(',')) {
             shown
+        } else if unit.parent.ends_with(':') {
+            // A member of a map of records opens with its key, as the file writes it.
+            let open = if shown.starts_with('{') { "" } else { "{ " };
+            format!("{} {open}{shown}", unit.parent)
         } else {
             format!("[in {}] {shown}", unit.parent)
         };

@@ -131,6 +131,36 @@ fn negated(value: &str, q: &Query) -> bool {
     v.len() >= 3 && v.chars().all(|c| c.is_ascii_alphabetic()) && q.negated.contains(&stem(&v))
 }
 
+/// True when the question negates the key that ends field `name` ("without PIE" for `pie`,
+/// "not enabled" for `enabled`).
+fn field_negated(name: &str, q: &Query) -> bool {
+    let own = name.rsplit(['.', '/']).next().unwrap_or(name);
+    let own = own.trim_start_matches('@').to_ascii_lowercase();
+    own.len() >= 2
+        && own
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && q.negated.contains(&stem(&own))
+}
+
+/// True for a value that says a yes/no property is absent (`no`, `false`, `0`, `off`,
+/// `disabled`, `n`, `none`).
+fn is_no(v: &str) -> bool {
+    let v = v.trim().trim_matches('"');
+    [
+        "no", "false", "0", "off", "disabled", "n", "none", "missing", "absent",
+    ]
+    .iter()
+    .any(|x| v.eq_ignore_ascii_case(x))
+}
+
+/// Records a question picks: the field id, what picks them as a fact shows it, the indices
+/// of the units, whether the question negates the value (the records hold any other), and
+/// whether they are its answer by themselves, above the records that share its words: picked
+/// by a value it negates ("not Established"), by the "no" of a field it negates ("without
+/// PIE").
+type Pick = (usize, String, Vec<usize>, bool, bool);
+
 /// The keys the question calls keys that pick some records ([`keyed`], first), then each value
 /// the question names that picks some records, in field order: (field id, what picks them as
 /// the fact shows it (the field's path and the value, or the key's path), the indices of the units holding it, whether the question
@@ -140,7 +170,7 @@ fn negated(value: &str, q: &Query) -> bool {
 /// question negates picks the records with any other value of its field, when those are at
 /// most [`MAX_CHOSEN`] and fewer than half: "not Established" among 52 `Established`, 4
 /// `Idle` and 1 `Shut` picks the 5.
-fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>, bool)> {
+fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<Pick> {
     // A key the question calls one first: it says what it asks about in so many words.
     let mut out = keyed(u, q);
     let holding = |f: usize, keep: &dyn Fn(&str) -> bool| -> Vec<usize> {
@@ -158,25 +188,35 @@ fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>
         if !d.open && d.counts.len() >= 2 && d.counts.len() * 2 <= d.n {
             if let Some((label, other)) = set_aside(d, q) {
                 let recs = holding(f, &|v| other.contains(v));
-                out.push((f, what(&format!("other than {label}")), recs, true));
+                out.push((f, what(&format!("other than {label}")), recs, true, true));
             }
         }
         if !d.categorical() {
             continue;
+        }
+        // A yes/no field the question names as lacking ("binaries built *without PIE*" over
+        // `"pie":"no"` in 15 of 620): the records holding its "no" are the answer.
+        if d.counts.len() <= 3 && field_negated(&d.name, q) {
+            if let Some((value, count)) = d.counts.iter().find(|(v, _)| is_no(v)) {
+                if *count <= MAX_CHOSEN && count * 2 < d.n {
+                    out.push((f, what(value), holding(f, &|v| v == value), false, true));
+                    continue;
+                }
+            }
         }
         for (value, count) in &d.counts {
             if negated(value, q) {
                 let others = d.n - count;
                 if others > 0 && others <= MAX_CHOSEN && others * 2 < d.n {
                     let recs = holding(f, &|v| v != value);
-                    out.push((f, what(&format!("other than {value}")), recs, true));
+                    out.push((f, what(&format!("other than {value}")), recs, true, true));
                 }
                 continue;
             }
             if *count > MAX_CHOSEN || count * 5 > d.n * 3 || !named(value, q) {
                 continue;
             }
-            out.push((f, what(value), holding(f, &|v| v == value), false));
+            out.push((f, what(value), holding(f, &|v| v == value), false, false));
         }
     }
     out
@@ -188,7 +228,7 @@ fn picks(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, String, Vec<usize>
 /// records holding any field under it, when they are at most [`MAX_CHOSEN`] and 60% of the
 /// records of their kind (same [`Unit::context`]); what picks them is the prefix as the fact
 /// shows it.
-fn keyed(u: &Units, q: &Query) -> Vec<(usize, String, Vec<usize>, bool)> {
+fn keyed(u: &Units, q: &Query) -> Vec<Pick> {
     let mut prefixes: Vec<(String, Vec<usize>)> = Vec::new();
     for (f, field) in u.fields.iter().enumerate() {
         let segs: Vec<&str> = field.name.split(['.', '/']).collect();
@@ -224,7 +264,7 @@ fn keyed(u: &Units, q: &Query) -> Vec<(usize, String, Vec<usize>, bool)> {
         if recs.len() > MAX_CHOSEN || recs.len() * 5 > total * 3 {
             continue;
         }
-        out.push((fs[0], shown_path(&prefix), recs, false));
+        out.push((fs[0], shown_path(&prefix), recs, false, false));
     }
     out
 }
@@ -242,10 +282,12 @@ fn key_named(seg: &str, q: &Query) -> bool {
 
 /// The records a value the question names picks (unit index, field id, whether the question
 /// negates the value), as [`chosen`] lists.
+/// The third member is true for records that are the question's answer by themselves (see
+/// [`Pick`]): the caller ranks them above the records that merely share its words.
 pub fn picked(u: &Units, dists: &[Dist], q: &Query) -> Vec<(usize, usize, bool)> {
     picks(u, dists, q)
         .into_iter()
-        .flat_map(|(f, _, recs, neg)| recs.into_iter().map(move |i| (i, f, neg)))
+        .flat_map(|(f, _, recs, _, answer)| recs.into_iter().map(move |i| (i, f, answer)))
         .collect()
 }
 
@@ -258,7 +300,7 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fa
     let mut out = Vec::new();
     let mut listed: HashMap<usize, HashSet<usize>> = HashMap::new();
     let mut names: HashSet<String> = HashSet::new();
-    for (f, what, recs, negated) in picks(u, dists, q) {
+    for (f, what, recs, negated, _) in picks(u, dists, q) {
         // Records picked by what they are not hold values of their own: each is shown.
         let own = negated.then_some(f);
         let (by, shown) = match naming_field(u, dists, f, &recs) {
@@ -288,12 +330,13 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fa
         };
         // Records picked by what they are not, too many to show each: which values they
         // hold, most held first (`Unicode-3.0 ×18` of 59 crates of other licences).
-        if negated && recs.len() > shown.len() {
+        let held = held_values(u, f, &recs);
+        if negated && recs.len() > shown.len() && held.contains(", ") {
             out.push(Fact {
                 text: format!(
                     "values of {what} in {} records: {}",
                     crate::guard::reduce::count(recs.len()),
-                    held_values(u, f, &recs)
+                    held
                 ),
                 line: None,
                 weight: WEIGHT,
@@ -765,6 +808,40 @@ mod tests {
         assert!(!t.contains("10.0.0.5,"), "{t}");
         // Without headers the lines name nothing, and no fact is written.
         assert!(chosen(&u, &d, &q, &Headers::default()).is_empty());
+    }
+
+    #[test]
+    fn a_yes_no_field_the_question_negates_picks_the_records_that_say_no() {
+        let mut rows = Vec::new();
+        for i in 0..40 {
+            let pie = if i % 10 == 3 { "no" } else { "yes" };
+            rows.push(
+                serde_json::json!({"filename": format!("/usr/bin/b{i}"), "pie": pie, "nx": "yes"}),
+            );
+        }
+        let text = serde_json::to_string_pretty(&rows).unwrap();
+        let u = build(&text, Kind::Json);
+        let d = field_dists(&u);
+        let q = Query::new("Which binaries are built without PIE?");
+        let p = picked(&u, &d, &q);
+        let names: Vec<&str> = p
+            .iter()
+            .map(|(i, _, _)| u.units[*i].text.as_str())
+            .collect();
+        assert_eq!(p.len(), 4, "{names:?}");
+        assert!(p.iter().all(|(_, _, answer)| *answer));
+        assert!(
+            names.iter().all(|t| t.contains("\"pie\": \"no\"")),
+            "{names:?}"
+        );
+        let f = chosen(&u, &d, &q, &Headers::default());
+        assert!(
+            f[0].text
+                .starts_with("records with pie no, by filename: \"filename\": \"/usr/bin/b3\""),
+            "{f:?}"
+        );
+        // Asked for the ones with it, nothing is picked by its absence.
+        assert!(picked(&u, &d, &Query::new("Which binaries are built with PIE?")).is_empty());
     }
 
     #[test]

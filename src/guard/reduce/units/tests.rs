@@ -602,31 +602,71 @@ fn a_leaf_and_its_attribute_are_shown_once() {
 }
 
 #[test]
-fn a_map_of_records_names_each_member_by_its_key_line() {
+fn a_map_of_records_makes_each_member_a_record_opened_by_its_key() {
     let mut pkgs = serde_json::Map::new();
-    for name in ["a", "b", "core-js", "d", "e", "f"] {
+    for (i, name) in ["a", "b", "core-js", "d", "e", "f"].iter().enumerate() {
+        let license = if i == 2 { "GPL-3.0" } else { "MIT" };
         pkgs.insert(
             format!("node_modules/{name}"),
-            serde_json::json!({"version": "1.0.0", "license": "MIT"}),
+            serde_json::json!({"version": "1.0.0", "license": license}),
         );
     }
     let text = serde_json::to_string_pretty(&serde_json::json!({"packages": pkgs})).unwrap();
     let u = build(&text, Kind::Json);
-    let keyed: Vec<(usize, &str)> = u
+    let recs: Vec<&crate::guard::reduce::units::Unit> = u
         .units
         .iter()
-        .filter(|x| x.kind == UnitKind::Line)
-        .map(|x| (x.line, x.text.as_str()))
+        .filter(|x| x.kind == UnitKind::Record)
         .collect();
-    assert_eq!(keyed.len(), 6, "{keyed:?}");
+    assert_eq!(recs.len(), 6, "{:?}", u.units);
     let lines: Vec<&str> = text.lines().collect();
-    let (line, shown) = keyed[2];
-    assert_eq!(shown, "\"node_modules/core-js\": {");
-    assert_eq!(lines[line - 1].trim(), shown, "anchored on its own line");
-    // Sections of a document are no map: no key lines.
+    let r = recs[2];
+    // As the file writes it (whitespace collapsed), after its key.
+    assert_eq!(
+        r.text,
+        "\"node_modules/core-js\": { \"version\": \"1.0.0\", \"license\": \"GPL-3.0\" }"
+    );
+    assert_eq!(lines[r.line - 1].trim(), "\"version\": \"1.0.0\",");
+    assert_eq!(r.parent, "\"node_modules/core-js\":");
+    // The members share their fields: `license` is one field of six values, not six fields.
+    let lic: std::collections::HashSet<usize> = recs
+        .iter()
+        .flat_map(|x| x.fields.iter())
+        .filter(|(f, _)| u.fields[*f].name == "license")
+        .map(|(f, _)| *f)
+        .collect();
+    assert_eq!(lic.len(), 1);
+    // Sections of a document are no map: no records.
     let doc = serde_json::json!({"a": {"x": 1}, "b": {"y": 2}, "c": {"z": 3}, "d": {"w": 4}, "e": {"v": 5}});
     let u = build(&serde_json::to_string_pretty(&doc).unwrap(), Kind::Json);
-    assert!(u.units.iter().all(|x| x.kind != UnitKind::Line));
+    assert!(u.units.iter().all(|x| x.kind != UnitKind::Record));
+}
+
+#[test]
+fn a_one_line_map_of_records_is_quoted_with_its_own_spacing() {
+    // checksec's spacing: `"key": { "a":"x","b":"y", "c":"z"}`, on one line.
+    let mut text = String::from("{ \"dir\": { \"name\":\"/usr/bin\" }");
+    for (i, b) in ["gzip", "node", "zstd", "file", "top", "wall"]
+        .iter()
+        .enumerate()
+    {
+        let pie = if i == 1 { "no" } else { "yes" };
+        text.push_str(&format!(
+            ", \"/usr/bin/{b}\": {{ \"relro\":\"full\",\"pie\":\"{pie}\", \"filename\":\"/usr/bin/{b}\"}}"
+        ));
+    }
+    text.push_str(" }");
+    let u = build(&text, Kind::Json);
+    let node = u
+        .units
+        .iter()
+        .find(|x| x.kind == UnitKind::Record && x.text.contains("node"))
+        .expect("a record per binary");
+    assert_eq!(
+        node.text,
+        "\"/usr/bin/node\": { \"relro\":\"full\",\"pie\":\"no\", \"filename\":\"/usr/bin/node\"}"
+    );
+    assert!(text.contains(&node.text));
 }
 
 #[test]

@@ -58,11 +58,19 @@ pub(crate) fn written_in(
 /// reading `raw` without its whitespace outside strings. Returned as written, its whitespace
 /// runs collapsed to one space when it spans lines; `None` when not found or longer than
 /// `max` bytes.
+///
+/// `raw` may be a window cut anywhere in a document, inside a string: read first as starting
+/// outside one, then as starting inside one.
 fn spaced_as_written(compact: &str, raw: &str, max: usize) -> Option<String> {
+    spaced_from(compact, raw, max, false).or_else(|| spaced_from(compact, raw, max, true))
+}
+
+/// [`spaced_as_written`] with `raw` read as starting inside a string when `in_string`.
+fn spaced_from(compact: &str, raw: &str, max: usize, in_string: bool) -> Option<String> {
     // `raw` without whitespace outside strings, and where each kept byte was.
     let mut bare = String::with_capacity(raw.len());
     let mut at: Vec<usize> = Vec::with_capacity(raw.len());
-    let (mut in_str, mut escaped) = (false, false);
+    let (mut in_str, mut escaped) = (in_string, false);
     for (i, c) in raw.char_indices() {
         if in_str {
             if escaped {
