@@ -314,6 +314,19 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         .iter()
         .map(|unit| {
             let mut ks: Vec<usize> = Vec::new();
+            // A member of a map of records is named by its key (`"node_modules/minimist":`),
+            // each of whose parts may be the word the question names it by.
+            if let Some(key) = unit.parent.strip_suffix(':') {
+                for part in key.trim().trim_matches('"').split(['/', ':', '@']) {
+                    if part.len() >= 3 {
+                        for k in q.names_in(part) {
+                            if part.eq_ignore_ascii_case(&q.names[k]) && !ks.contains(&k) {
+                                ks.push(k);
+                            }
+                        }
+                    }
+                }
+            }
             for (_, v) in &unit.fields {
                 let v = v.trim().trim_matches('"');
                 if v.len() >= 3 && v.len() <= 64 {

@@ -24,7 +24,9 @@ mod templates;
 
 use described::{described_only, descriptive_key};
 use json::{json_after_preamble, json_doc, json_stream, ndjson};
-pub(crate) use json::{map_of_records, pretty_style, table_columns, written_in, Escapes};
+pub(crate) use json::{
+    map_of_lists, map_of_records, pretty_style, table_columns, written_in, Escapes,
+};
 use rows::{aligned_runs, csv, table, table_runs};
 use stanzas::stanzas;
 use templates::mine;

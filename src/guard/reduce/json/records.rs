@@ -94,3 +94,30 @@ pub(super) fn has_map_of_records(v: &Value, depth: usize) -> bool {
         _ => false,
     }
 }
+
+/// The lists of a map of lists, each by its key.
+pub(super) type Lists<'v> = Vec<(&'v str, &'v Vec<Value>)>;
+
+/// The first map of lists within three object levels of `v` ([`map_of_lists`]: detect-secrets'
+/// `results`, findings by file): its key path and its lists, each by its key. Its lists are
+/// parts of one collection, which [`records_of`] does not take for records.
+///
+/// [`map_of_lists`]: crate::guard::reduce::units::map_of_lists
+pub(super) fn lists_of(v: &Value, depth: usize) -> Option<(Vec<String>, Lists<'_>)> {
+    let Value::Object(m) = v else { return None };
+    if crate::guard::reduce::units::map_of_lists(m) {
+        let lists = m
+            .iter()
+            .filter_map(|(k, x)| Some((k.as_str(), x.as_array()?)))
+            .collect();
+        return Some((Vec::new(), lists));
+    }
+    if depth >= 3 {
+        return None;
+    }
+    m.iter().find_map(|(k, x)| {
+        let (mut path, lists) = lists_of(x, depth + 1)?;
+        path.insert(0, k.clone());
+        Some((path, lists))
+    })
+}

@@ -683,3 +683,51 @@ fn a_record_named_by_its_ids_keeps_its_key_order() {
     let shown = render::identity(v.as_object().unwrap(), 300);
     assert_eq!(shown, r#"{"size": 3, … "name": "a", "id": 7}"#);
 }
+
+/// detect-secrets' shape: a few plugins in an array, the findings in lists by file name.
+fn findings_by_file() -> String {
+    let plugins: Vec<serde_json::Value> = (0..12)
+        .map(|i| serde_json::json!({"name": format!("Detector{i}")}))
+        .collect();
+    let mut results = serde_json::Map::new();
+    for f in 0..20 {
+        let n = if f % 4 == 0 { 1 } else { 3 };
+        let list: Vec<serde_json::Value> = (0..n)
+            .map(|k| {
+                let kind = if f == 8 { "Private Key" } else { "Secret Keyword" };
+                serde_json::json!({"type": kind, "filename": format!("src/f{f}.py"), "line_number": k + 1})
+            })
+            .collect();
+        results.insert(format!("src/f{f}.py"), serde_json::Value::Array(list));
+    }
+    serde_json::to_string_pretty(&serde_json::json!({"plugins_used": plugins, "results": results}))
+        .unwrap()
+}
+
+#[test]
+fn a_map_of_lists_is_the_records_the_document_lists() {
+    let t = findings_by_file();
+    let q = Query::new("which files hold private keys?");
+    let r = reduce(&t, Kind::Json, &ctx(&q)).unwrap();
+    // 15 files of 3 findings and 5 of 1: 50 records, not the 12 plugins.
+    assert_eq!(
+        r.status,
+        "JSON with 50 records in 20 lists at .results, none failing by their status or error fields."
+    );
+    // The units quote the records: none is ranked here too.
+    assert!(r
+        .items
+        .iter()
+        .all(|i| i.section != Section::Evidence || !i.text.contains("\"type\"")));
+    // Every finding counts, the ones alone in their file's list too.
+    let u = crate::guard::reduce::units::build(&t, Kind::Json);
+    let d = crate::guard::reduce::signals::field_dists(&u);
+    let ty = d.iter().find(|x| x.name == "type").unwrap();
+    assert_eq!(
+        ty.counts,
+        vec![
+            ("Secret Keyword".to_string(), 49),
+            ("Private Key".to_string(), 1)
+        ]
+    );
+}

@@ -893,3 +893,39 @@ fn a_question_naming_warnings_puts_them_before_errors() {
     let (err, warn) = sal("what did the audit find?");
     assert!(warn < err, "{warn} {err}");
 }
+
+#[test]
+fn a_member_of_a_map_of_records_is_named_by_a_part_of_its_key() {
+    let mut pkgs = serde_json::Map::new();
+    for name in [
+        "copy-descriptor",
+        "object-copy",
+        "minimist",
+        "mkdirp",
+        "json5",
+        "yargs",
+        "a",
+        "b",
+    ] {
+        pkgs.insert(
+            format!("node_modules/{name}"),
+            serde_json::json!({"version": "1.0.0", "license": "MIT"}),
+        );
+    }
+    let text = serde_json::to_string_pretty(&serde_json::json!({"packages": pkgs})).unwrap();
+    let u = build(&text, Kind::Json);
+    let s = score_q(
+        &u,
+        &Query::new("Which versions of minimist are locked, every copy?"),
+    );
+    let best = (0..u.units.len())
+        .max_by(|&a, &b| s.rel[a].total_cmp(&s.rel[b]))
+        .unwrap();
+    assert!(
+        u.units[best]
+            .text
+            .starts_with("\"node_modules/minimist\": {"),
+        "{}",
+        u.units[best].text
+    );
+}

@@ -121,6 +121,8 @@ struct JsonWalk<'t> {
     outer: Option<String>,
     /// Column names that a sibling member gives the array walked next ([`grid::sibling_header`]).
     header: Option<Vec<String>>,
+    /// The array walked next is a list of a map of lists ([`map_of_lists`]).
+    listed: bool,
 }
 
 impl<'t> JsonWalk<'t> {
@@ -137,6 +139,7 @@ impl<'t> JsonWalk<'t> {
             covered: Default::default(),
             outer: None,
             header: None,
+            listed: false,
         }
     }
 
@@ -248,6 +251,7 @@ impl<'t> JsonWalk<'t> {
                     grid::sibling_header(m)
                 };
                 let map = !self.in_record && map_of_records(m);
+                let lists = !self.in_record && map_of_lists(m);
                 for (i, (k, x)) in m.iter().enumerate() {
                     let p = if path.is_empty() {
                         k.clone()
@@ -259,7 +263,8 @@ impl<'t> JsonWalk<'t> {
                     // its key: its fields are counted with its siblings' (checksec's
                     // `"pie":"no"` in 15 of 620 binaries is a rare value, not 620 fields).
                     if map && x.is_object() {
-                        let named = format!("{}{}", Value::String(k.clone()), self.sep_after_key());
+                        let named =
+                            format!("{}{}", Value::String(k.clone()), self.sep_after_key('{'));
                         self.map_record(b, x, &named, &format!("{path}.*"), depth);
                         continue;
                     }
@@ -282,8 +287,20 @@ impl<'t> JsonWalk<'t> {
                             b.units[u].fields.push((f, plain(x)));
                         }
                         _ => {
+                            // A list of a map of lists opens with its key, the line that
+                            // names it (`"deploy/id_deploy": [`).
+                            if lists {
+                                let shown = format!(
+                                    "{}{}[",
+                                    Value::String(k.clone()),
+                                    self.sep_after_key('[')
+                                );
+                                b.push(line, keep_line(&shown), UnitKind::Line, p.clone());
+                            }
                             self.header = if x.is_array() { hint.clone() } else { None };
-                            self.walk(b, x, &p, depth + 1)
+                            self.listed = lists;
+                            self.walk(b, x, &p, depth + 1);
+                            self.listed = false;
                         }
                     }
                 }
@@ -311,8 +328,14 @@ impl<'t> JsonWalk<'t> {
                     }
                 }
                 // Inside a record, an array of objects is records however short (each
-                // record's copy of it is one of many).
-                let min = if self.in_record { 1 } else { MIN_RECORDS };
+                // record's copy of it is one of many); so is a list of a map of lists (one
+                // file's one finding among 91 files' findings).
+                let listed = std::mem::take(&mut self.listed);
+                let min = if self.in_record || listed {
+                    1
+                } else {
+                    MIN_RECORDS
+                };
                 if objects >= min && objects * 10 >= a.len() * 8 {
                     for x in a {
                         self.record(b, x, &p, depth);
@@ -343,11 +366,11 @@ impl<'t> JsonWalk<'t> {
     }
 
     /// What the text writes between the key just passed (the cursor is after its closing
-    /// quote) and the `{` of its value, whitespace collapsed (`": "`, `":"`, `" : "`); the
+    /// quote) and the `open` (`{` or `[`) of its value, whitespace collapsed (`": "`, `":"`, `" : "`); the
     /// walk's gap after `:` where the text does not show it (a detached walk).
-    fn sep_after_key(&self) -> String {
+    fn sep_after_key(&self, open: char) -> String {
         let rest = self.text.get(self.cursor..).unwrap_or("");
-        match rest.find('{') {
+        match rest.find(open) {
             Some(e) if e <= 16 && rest[..e].trim() == ":" => {
                 let s = &rest[..e];
                 let mut out = String::new();
@@ -597,6 +620,21 @@ pub(crate) fn map_of_records(m: &serde_json::Map<String, Value>) -> bool {
         }
     }
     freq.values().any(|&c| c * 5 >= m.len() * 4)
+}
+
+/// Whether object `m` maps names to lists of records (detect-secrets' `results`: findings by
+/// file, one to a dozen each): at least [`MIN_MAP_RECORDS`] members, every one an array, most
+/// of them (four in five) holding objects. Each list's objects are records however few, so
+/// that counts over them count every finding.
+pub(crate) fn map_of_lists(m: &serde_json::Map<String, Value>) -> bool {
+    if m.len() < MIN_MAP_RECORDS || !m.values().all(Value::is_array) {
+        return false;
+    }
+    let objects = m
+        .values()
+        .filter(|x| x.as_array().is_some_and(|a| a.iter().any(Value::is_object)))
+        .count();
+    objects * 5 >= m.len() * 4
 }
 
 /// `s` as it is written inside a JSON string (quotes, backslashes and control characters
