@@ -87,6 +87,14 @@ static GETTEXT_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
 static ZERO_ROW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^\s*(?:[\w:.-]+\s+){0,2}(?:err|errs|errors?|failures?|failed|faults?)(?:\s+0+(?:\.0+)?%?)+\s*$").unwrap()
 });
+/// A label that says there was no error (`Error: (none)` in Gemini CLI's shell result,
+/// `stderr: <empty>`, `errors = null`): no error of its own.
+static NO_ERROR_FIELD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\s*(?:std)?err(?:or)?s?\s*[:=]\s*[(<\[]?(?:none|null|nil|n/a|-|empty)[)>\]]?\s*$",
+    )
+    .unwrap()
+});
 static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
 });
@@ -438,6 +446,7 @@ pub fn severity(line: &str) -> Severity {
         || PROBE.is_match(line)
         || LISTED_NAME.is_match(line)
         || ZERO_ROW.is_match(line)
+        || NO_ERROR_FIELD.is_match(line)
         || GETTEXT_ENTRY.is_match(line)
         || CODE_COMMENT.is_match(line)
         || XTRACE.is_match(line)

@@ -545,12 +545,23 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
             prio: MUST / 10.0 - k as f64,
         });
     }
-    // Exit codes reported in the text: the last one.
+    // Exit codes reported in the text: the last one, unless it reports a success and the
+    // output ends on an error after it (meson's `-- returncode: 0` of a compiler check at
+    // L100, and its last line `meson.build:67:6: ERROR: Dependency "libsodium" not found`):
+    // that one is a step's status, not the output's.
     let mut last_exit = None;
     for (i, l) in lines.iter().enumerate() {
         if let Some(c) = signal::exit_code(l) {
             last_exit = Some((i, c));
         }
+    }
+    let ends_on_error = nonblank
+        .iter()
+        .rev()
+        .take(FINAL_LINES)
+        .any(|&i| sevs[i] == Severity::Error);
+    if last_exit.is_some_and(|(i, c)| c == 0 && ends_on_error && nonblank.last() > Some(&i)) {
+        last_exit = None;
     }
     if let Some((i, _)) = last_exit {
         items.push(Item {

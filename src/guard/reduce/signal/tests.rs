@@ -746,3 +746,23 @@ fn a_line_opening_with_total_and_a_figure_is_a_totals_line() {
     assert!(!is_totals("totally 3 lines"));
     assert!(!is_totals("the total was 3"));
 }
+
+#[test]
+fn a_label_saying_there_was_no_error_is_no_error() {
+    // Gemini CLI's shell result: `Error: (none)` after the output.
+    for l in [
+        "Error: (none)",
+        "stderr: <empty>",
+        "errors = null",
+        "Errors: none",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    for l in [
+        "Error: (none of the files matched)",
+        "Error: ENOENT",
+        "error: none found",
+    ] {
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+}

@@ -434,3 +434,34 @@ fn an_nginx_error_log_is_a_log_not_a_table() {
     let text = lines.join("\n");
     assert_eq!(crate::guard::reduce::detect(&text), Kind::Log);
 }
+
+#[test]
+fn a_step_that_succeeded_does_not_say_a_run_that_ends_on_an_error_completed() {
+    // meson's log: a compiler check's `-- returncode: 0` early, its failure last.
+    let mut lines: Vec<String> = vec!["Build started at 2026-12-07T03:15:49".into()];
+    lines.push("Command line: cc sanitycheckc.c -o sanitycheckc.exe".into());
+    lines.push("-- returncode: 0".into());
+    for i in 0..60 {
+        lines.push(format!("Checking for function \"f{i}\" : YES"));
+    }
+    lines.push(
+        "meson.build:67:6: ERROR: Dependency \"libsodium\" not found (tried pkg-config)".into(),
+    );
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let q = Query::new("Why did meson setup fail?");
+    let ctx = Ctx {
+        query: &q,
+        exit_code: None,
+        bytes: 0,
+    };
+    let r = reduce_lines(&refs, Kind::Lines, &ctx);
+    assert!(!r.status.starts_with("Completed"), "{}", r.status);
+    assert_ne!(r.failed, Some(false));
+    assert!(r
+        .items
+        .iter()
+        .all(|i| !i.text.starts_with("exit status line")));
+    // Ending on the success it reports, the output completed.
+    let r = reduce_lines(&refs[..refs.len() - 1], Kind::Lines, &ctx);
+    assert!(r.status.starts_with("Completed"), "{}", r.status);
+}
