@@ -512,9 +512,23 @@ pub fn is_passed_verdict(line: &str) -> bool {
 }
 
 /// True when the line is a test/build totals line ("Tests run: 7147, Failures: 1", "2 failed, 7 passed", "BUILD FAILURE").
+///
+/// One numbered thing's own outcome (`Trial 573 failed with value None`, `Job 12 passed`) is
+/// no count of them.
 pub fn is_totals(line: &str) -> bool {
-    line.len() < 400 && TOTALS.is_match(line) && !quoted_source(line)
+    if line.len() >= 400 || quoted_source(line) {
+        return false;
+    }
+    if ENTITY_OUTCOME.is_match(line) {
+        return TOTALS.is_match(&ENTITY_OUTCOME.replace_all(line, " "));
+    }
+    TOTALS.is_match(line)
 }
+
+/// A numbered thing's own outcome: a noun, its number, `passed` or `failed`.
+static ENTITY_OUTCOME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:trial|job|task|step|case|worker|epoch|iteration|attempt|stage|shard|batch|pod|request|query|run)\s+#?\d+\s+(?:passed|failed)\b").unwrap()
+});
 
 /// True when the line is a stack frame ("at x.y(Z.java:1)", `File "a.py", line 3`).
 pub fn is_frame(line: &str) -> bool {

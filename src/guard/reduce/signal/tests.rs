@@ -766,3 +766,13 @@ fn a_label_saying_there_was_no_error_is_no_error() {
         assert_eq!(severity(l), Severity::Error, "{l}");
     }
 }
+
+#[test]
+fn a_numbered_things_outcome_is_no_totals_line() {
+    assert!(!is_totals(
+        "[W 2026-12-07 03:09:04,967] Trial 573 failed with value None."
+    ));
+    assert!(!is_totals("Job 12 passed in 3.1s"));
+    assert!(is_totals("=== 3 failed, 120 passed in 4.2s ==="));
+    assert!(is_totals("Trial 7 failed; totals: 3 failed, 9 passed"));
+}
