@@ -262,16 +262,12 @@ impl<'t> JsonWalk<'t> {
                     // A map's member that is an object is one record of the map, named by
                     // its key: its fields are counted with its siblings' (checksec's
                     // `"pie":"no"` in 15 of 620 binaries is a rare value, not 620 fields).
-                    if map && x.is_object() {
+                    // (Every member of such a map is an object: [`map_of_records`].)
+                    if map {
                         let named =
                             format!("{}{}", Value::String(k.clone()), self.sep_after_key('{'));
-                        self.map_record(b, x, &named, &format!("{path}.*"), depth);
+                        self.map_record(b, x, &named, line, &format!("{path}.*"), depth);
                         continue;
-                    }
-                    // A map's member opens with its key, the line that names it.
-                    if map {
-                        let shown = format!("{}:{}{{", Value::String(k.clone()), self.gap);
-                        b.push(line, keep_line(&shown), UnitKind::Line, p.clone());
                     }
                     let comma = if i + 1 < n { "," } else { "" };
                     match x {
@@ -366,8 +362,8 @@ impl<'t> JsonWalk<'t> {
     }
 
     /// What the text writes between the key just passed (the cursor is after its closing
-    /// quote) and the `open` (`{` or `[`) of its value, whitespace collapsed (`": "`, `":"`, `" : "`); the
-    /// walk's gap after `:` where the text does not show it (a detached walk).
+    /// quote) and the `open` (`{` or `[`) of its value, whitespace collapsed (`": "`, `":"`,
+    /// `" : "`); the walk's gap after `:` where the text does not show it (a detached walk).
     fn sep_after_key(&self, open: char) -> String {
         let rest = self.text.get(self.cursor..).unwrap_or("");
         match rest.find(open) {
@@ -391,12 +387,21 @@ impl<'t> JsonWalk<'t> {
     /// (`<map>.*`, shared by its siblings) and shown after its key as the file writes it
     /// (`named`: `"/usr/bin/node": `), so the record greps and says what it is. Its parent is
     /// its key and colon (`"/usr/bin/node":`), which a record shown by a few of its fields
-    /// opens with ([`crate::guard::reduce::select`]).
-    fn map_record(&mut self, b: &mut Builder, x: &Value, named: &str, path: &str, depth: usize) {
+    /// opens with ([`crate::guard::reduce::select`]); its line is its key's, `line`.
+    fn map_record(
+        &mut self,
+        b: &mut Builder,
+        x: &Value,
+        named: &str,
+        line: usize,
+        path: &str,
+        depth: usize,
+    ) {
         let from = b.units.len();
         self.record(b, x, path, depth);
         if let Some(u) = b.units.get_mut(from) {
             if u.kind == UnitKind::Record {
+                u.line = line;
                 u.text = keep_line(&format!("{named}{}", u.text));
                 if u.parent.is_empty() {
                     u.parent = named.trim_end().to_string();

@@ -626,7 +626,11 @@ fn a_map_of_records_makes_each_member_a_record_opened_by_its_key() {
         r.text,
         "\"node_modules/core-js\": { \"version\": \"1.0.0\", \"license\": \"GPL-3.0\" }"
     );
-    assert_eq!(lines[r.line - 1].trim(), "\"version\": \"1.0.0\",");
+    assert_eq!(
+        lines[r.line - 1].trim(),
+        "\"node_modules/core-js\": {",
+        "its key's line"
+    );
     assert_eq!(r.parent, "\"node_modules/core-js\":");
     // The members share their fields: `license` is one field of six values, not six fields.
     let lic: std::collections::HashSet<usize> = recs
