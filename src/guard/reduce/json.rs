@@ -589,9 +589,13 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
             }
         );
         failed = Some(n_fail > 0);
+        let jq = if path.is_empty() {
+            ".".to_string()
+        } else {
+            jq_path(&path)
+        };
         next_action = format!(
-            "Page or filter the saved file with jq on the records at {}[][] (select on the fields you need).",
-            if path.is_empty() { "." .to_string() } else { jq_path(&path) }
+            "Page or filter the saved file with jq on the records at {jq}[][] (select on the fields you need)."
         );
     } else if let Some((path, arr)) = best {
         let offs = arrays.get(&path);

@@ -330,13 +330,12 @@ pub fn chosen(u: &Units, dists: &[Dist], q: &Query, headers: &Headers) -> Vec<Fa
         };
         // Records picked by what they are not, too many to show each: which values they
         // hold, most held first (`Unicode-3.0 ×18` of 59 crates of other licences).
-        let held = held_values(u, f, &recs);
-        if negated && recs.len() > shown.len() && held.contains(", ") {
+        if negated && recs.len() > shown.len() {
             out.push(Fact {
                 text: format!(
                     "values of {what} in {} records: {}",
                     crate::guard::reduce::count(recs.len()),
-                    held
+                    held_values(u, f, &recs)
                 ),
                 line: None,
                 weight: WEIGHT,
