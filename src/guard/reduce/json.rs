@@ -24,6 +24,7 @@ use failures::{distinct_first, failing_objects};
 use gotest::gotest;
 pub use offsets::{line_of, line_starts, spans, ArraySpans, KeySpans};
 use records::{best_is_none, has_map_of_records, lists_of, records_of};
+pub(crate) use render::StringScan;
 use render::{compact_spacing, distinct, type_name, Constant};
 pub use render::{is_failure, record_fails, render};
 

@@ -277,20 +277,10 @@ fn whole(v: &Value, sep: Sep) -> String {
 /// Compact JSON with `": "` and `", "` between items (strings left as they are).
 fn spaced(compact: &str) -> String {
     let mut out = String::with_capacity(compact.len() + compact.len() / 8);
-    let (mut in_str, mut esc) = (false, false);
+    let mut scan = super::render::StringScan::default();
     for c in compact.chars() {
         out.push(c);
-        if in_str {
-            if esc {
-                esc = false;
-            } else if c == '\\' {
-                esc = true;
-            } else if c == '"' {
-                in_str = false;
-            }
-        } else if c == '"' {
-            in_str = true;
-        } else if c == ':' || c == ',' {
+        if scan.outside(c) && (c == ':' || c == ',') {
             out.push(' ');
         }
     }

@@ -617,17 +617,12 @@ pub(super) fn identity(m: &Map<String, Value>, max: usize) -> String {
 /// escapes included, are left as they are.
 pub(crate) fn compact_spacing(rendered: &str) -> String {
     let mut out = String::with_capacity(rendered.len());
-    let (mut in_str, mut escaped, mut after_sep) = (false, false, false);
+    let mut scan = StringScan::default();
+    let mut after_sep = false;
     for c in rendered.chars() {
-        if in_str {
+        if !scan.outside(c) {
+            after_sep = false;
             out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_str = false;
-            }
             continue;
         }
         if after_sep && c == ' ' {
@@ -635,8 +630,46 @@ pub(crate) fn compact_spacing(rendered: &str) -> String {
             continue;
         }
         after_sep = matches!(c, ':' | ',');
-        in_str = c == '"';
         out.push(c);
     }
     out
+}
+
+/// Where a JSON text's characters stand, read one at a time: inside a string (its quotes and
+/// escapes included) or outside any. The one reading of strings that the JSON spacers share
+/// ([`compact_spacing`], the outline's spacing, the search for a record as written).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StringScan {
+    in_str: bool,
+    escaped: bool,
+}
+
+impl StringScan {
+    /// A scan of a text that starts inside a string when `in_string` (a window cut in one).
+    pub(crate) fn starting(in_string: bool) -> Self {
+        StringScan {
+            in_str: in_string,
+            escaped: false,
+        }
+    }
+
+    /// Reads `c`: true when it stands outside every string and is no quote (a `:`, `,`,
+    /// bracket, number or whitespace of the JSON itself).
+    pub(crate) fn outside(&mut self, c: char) -> bool {
+        if self.in_str {
+            if self.escaped {
+                self.escaped = false;
+            } else if c == '\\' {
+                self.escaped = true;
+            } else if c == '"' {
+                self.in_str = false;
+            }
+            false
+        } else if c == '"' {
+            self.in_str = true;
+            false
+        } else {
+            true
+        }
+    }
 }

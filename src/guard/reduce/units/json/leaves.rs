@@ -70,19 +70,9 @@ fn spaced_from(compact: &str, raw: &str, max: usize, in_string: bool) -> Option<
     // `raw` without whitespace outside strings, and where each kept byte was.
     let mut bare = String::with_capacity(raw.len());
     let mut at: Vec<usize> = Vec::with_capacity(raw.len());
-    let (mut in_str, mut escaped) = (in_string, false);
+    let mut scan = crate::guard::reduce::json::StringScan::starting(in_string);
     for (i, c) in raw.char_indices() {
-        if in_str {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_str = false;
-            }
-        } else if c == '"' {
-            in_str = true;
-        } else if c.is_whitespace() {
+        if scan.outside(c) && c.is_whitespace() {
             continue;
         }
         bare.push(c);
