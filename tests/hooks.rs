@@ -320,6 +320,26 @@ fn every_agent_hook_against_the_real_daemon() {
         "the whole log, not the cut stdout"
     );
 
+    // stdout and stderr both large: the model reads them as one result, so they get one
+    // summary within the one cap (not two), and the saved file holds both, stdout first.
+    let out = hook(
+        &e,
+        "claude-code",
+        &fixture("claude-code.bash.both.json", &f),
+    );
+    let u = answer(&out)["hookSpecificOutput"]["updatedToolOutput"].clone();
+    assert_eq!(u["stderr"], "", "{u}");
+    let text = u["stdout"].as_str().unwrap();
+    let tok = toolsum::tokenizer::GgufTokenizer::from_gguf_path(&util::model_path("tiny")).unwrap();
+    let n = tok.count(text);
+    assert!(
+        n <= toolsum::guard::summarize::RESULT_TOKEN_CAP,
+        "{n} tokens"
+    );
+    assert!(text.contains("BUILD FAILURE"), "stderr's failure: {text}");
+    let both = [corpus("log_01.log"), log.clone()].concat();
+    assert_eq!(open_from(&e.project, &pointer(text)), both.as_bytes());
+
     // Small: nothing printed.
     let out = hook(
         &e,

@@ -9,8 +9,10 @@
 //! the original when it does not match (it logs `PostToolUse hook returned updatedToolOutput that
 //! does not match Bash's output shape`), so `V` keeps the tool's own shape:
 //!
-//! - `Bash` (and `PowerShell`): `{stdout, stderr, interrupted, ...}` with `stdout` and `stderr`
-//!   guarded and the other fields copied. When the output was too large to keep inline, Claude
+//! - `Bash` (and `PowerShell`): `{stdout, stderr, interrupted, ...}`: stdout and then stderr,
+//!   the one result the model reads, are guarded as one text (two large streams get one
+//!   summary within the cap); a replacement puts it in `stdout`, empties `stderr` and copies
+//!   the other fields. When the output was too large to keep inline, Claude
 //!   Code saved it and passes `persistedOutputPath`/`persistedOutputSize` (with a cut `stdout`):
 //!   the full text is read from that file, and both fields are dropped from the replacement,
 //!   since with them Claude Code shows its own preview of the file instead of `stdout`.
@@ -83,33 +85,27 @@ fn bash(
         .get("persistedOutputPath")
         .and_then(Value::as_str)
         .and_then(|p| read_persisted(p, ctx));
-    let full = persisted
-        .clone()
-        .unwrap_or_else(|| stdout.as_bytes().to_vec());
+    let mut full = persisted.unwrap_or_else(|| stdout.as_bytes().to_vec());
+    // The model reads one result, stdout then stderr: guarded as one text, so two large
+    // streams get one summary within the cap, not two.
+    if !stderr.is_empty() {
+        if !full.is_empty() && !full.ends_with(b"\n") {
+            full.push(b'\n');
+        }
+        full.extend_from_slice(stderr.as_bytes());
+    }
     let out = ctx.guard(call, full.clone());
-    let err = if stderr.is_empty() {
-        None
-    } else {
-        Some(ctx.guard(call, stderr.as_bytes().to_vec()))
-    };
     // A saved output that still passes through stays Claude Code's to preview.
-    let out_changed = changed(&out, &full);
-    let err_changed = err.as_ref().is_some_and(|e| changed(e, stderr.as_bytes()));
-    if !out_changed && !err_changed {
+    if !changed(&out, &full) {
         return Ok(None);
     }
     let mut v = response.clone();
     let o = v.as_object_mut().expect("checked to be an object");
-    if out_changed {
-        for k in PERSISTED_FIELDS {
-            o.remove(k);
-        }
-        o.insert("stdout".into(), json!(out.text));
+    for k in PERSISTED_FIELDS {
+        o.remove(k);
     }
-    o.insert(
-        "stderr".into(),
-        json!(err.map_or_else(|| stderr.to_string(), |e| e.text)),
-    );
+    o.insert("stdout".into(), json!(out.text));
+    o.insert("stderr".into(), json!(""));
     o.entry("interrupted").or_insert(json!(false));
     Ok(Some(v))
 }
