@@ -633,6 +633,13 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
                         prio - 2.0 - k as f64,
                     ));
                 }
+                // Errors said the same way each time: what each is about opens its paragraph.
+                if t.sev == Severity::Error {
+                    for (k, j) in subjects::subjects(lines, &t.lines).into_iter().enumerate() {
+                        let p = prio - 2.5 - k as f64 * 0.1;
+                        items.push(Item::line(Section::Errors, j + 1, show_line(lines[j]), p));
+                    }
+                }
                 if t.sev == Severity::Error && !many_errors {
                     for (k, j) in (ex.saturating_sub(4)..ex - 1).rev().enumerate() {
                         if !lines[j].trim().is_empty() {
@@ -815,5 +822,6 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     }
 }
 
+mod subjects;
 #[cfg(test)]
 mod tests;
