@@ -4,7 +4,9 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
+mod described;
 mod tally;
+pub use described::described;
 pub use tally::{counted_by_tally, tally};
 
 /// How bad a line says things are.
@@ -238,8 +240,13 @@ fn word_match(re: &Regex, line: &str) -> bool {
                 || b[i..].starts_with(b"::")
         })
     };
+    // A sigil makes a variable of the word (Perl's and PHP's `$error`, `@errors`, C's
+    // `&error`): a name, as `error_count` is.
     let joined_before = |i: usize| {
-        i > 0 && (glue(b[i - 1]) || b[i - 1] == b'.' || (i > 1 && &b[i - 2..i] == b"::"))
+        i > 0
+            && (glue(b[i - 1])
+                || matches!(b[i - 1], b'.' | b'$' | b'@' | b'&')
+                || (i > 1 && &b[i - 2..i] == b"::"))
     };
     re.find_iter(line).any(|m| {
         let text = m.as_str().as_bytes();
@@ -423,6 +430,24 @@ pub fn severity(line: &str) -> Severity {
     // class histogram) is a name; the rest of the line decides.
     if NESTED_ERROR_CLASS.is_match(line) {
         return severity(&NESTED_ERROR_CLASS.replace_all(line, "$$C"));
+    }
+    // A diagnostic renderer's marked line (miette's `  ! eslint(no-unused-vars): …` and
+    // `  x …(rule): …`, `⚠`, `×`): the mark is its level, whatever words follow.
+    if let Some(c) = MARKED_DIAGNOSTIC.captures(line) {
+        return if c.get(1).is_some() {
+            Severity::Warn
+        } else {
+            Severity::Error
+        };
+    }
+    // A quoted name (`Parameter 'error' is declared`, `'UnicodeDecodeError' member requires
+    // 3.0`) is a mention of a variable or class, not an error; a quoted value of a key
+    // (`status: 'failed'`) still reads as one.
+    if QUOTED_NAME.is_match(line) {
+        let named = quoted_names_out(line);
+        if named != line {
+            return severity(&named);
+        }
     }
     // So is a comment after code (`return 0;  /* unreachable */`).
     if INLINE_COMMENT.is_match(line) {
@@ -617,6 +642,35 @@ static DECLARATION: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .unwrap()
 });
+
+/// A diagnostic line opened by a renderer's level mark (miette, used by oxlint and other Rust
+/// tools: `  ! eslint(no-unused-vars): Catch parameter 'e' is caught but never used.`, `  x
+/// rule(code): …`; its Unicode marks `⚠` and `×`; trial of session 50): group 1 for a
+/// warning's mark, group 2 for an error's. `!` and `x` only before a `name(code):` rule, so
+/// git's `! [rejected]` and prose are not read as marks.
+static MARKED_DIAGNOSTIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s{0,4}(?:(!\s+[\w@/.-]+\([\w@/.:-]+\):\s|⚠\s+\S)|(x\s+[\w@/.-]+\([\w@/.:-]+\):\s|×\s+\S))").unwrap()
+});
+
+/// One name in quotes, with no space in it (`'error'`, `"UnicodeDecodeError"`, `` `err` ``).
+static QUOTED_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"'[A-Za-z_$][\w$.:-]*'|"[A-Za-z_$][\w$.:-]*"|`[A-Za-z_$][\w$.:-]*`|‘[A-Za-z_$][\w$.:-]*’"#).unwrap()
+});
+
+/// `line` with each quoted name ([`QUOTED_NAME`]) that is no key and no key's value (not
+/// before or after `:` or `=`: JSON's `"error": "timeout"` stays an error) replaced by `'_'`.
+fn quoted_names_out(line: &str) -> std::borrow::Cow<'_, str> {
+    QUOTED_NAME.replace_all(line, |c: &regex::Captures| {
+        let m = c.get(0).expect("the whole match");
+        let before = line[..m.start()].trim_end();
+        let after = line[m.end()..].trim_start();
+        if before.ends_with([':', '=']) || after.starts_with([':', '=']) {
+            m.as_str().to_string()
+        } else {
+            "'_'".to_string()
+        }
+    })
+}
 
 /// A nested class whose own name is an error word (`JCDiagnostic$Error`, `Outcome$Failure`):
 /// a JVM class name, no event. A thrown one has more to its name (`Outer$ParseException:`).

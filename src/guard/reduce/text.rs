@@ -475,6 +475,14 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     for i in signal::counted_by_tally(lines, &sevs) {
         sevs[i] = Severity::Error;
     }
+    // Help text and a catalogue's strings describe; their error words report nothing.
+    let numbered: Vec<(usize, &str)> = (0..lines.len())
+        .filter(|&i| !lines[i].trim().is_empty())
+        .map(|i| (i + 1, lines[i]))
+        .collect();
+    for k in signal::described(&numbered) {
+        sevs[numbered[k].0 - 1] = Severity::None;
+    }
     let (templates, of_line) = mine(lines, &sevs);
     let clipped: Vec<&str> = lines.iter().map(|l| super::clip_str(l, 600)).collect();
     let scores = normalise(&bm25_discriminating(ctx.query, &clipped));

@@ -616,6 +616,17 @@ impl Builder {
         }
         if !structured {
             self.count_tallied();
+            // Help text and a catalogue's strings describe ([`signal::described`]).
+            let lines: Vec<usize> = (0..self.units.len())
+                .filter(|&i| self.units[i].kind == UnitKind::Line)
+                .collect();
+            let numbered: Vec<(usize, &str)> = lines
+                .iter()
+                .map(|&i| (self.units[i].line, self.units[i].text.as_str()))
+                .collect();
+            for k in signal::described(&numbered) {
+                self.units[lines[k]].sev = Severity::None;
+            }
         }
         let mut templates: Vec<Template> = Vec::new();
         // Lines are mined; records and leaves (of a document, or of JSON inside a line of

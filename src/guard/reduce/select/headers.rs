@@ -337,6 +337,51 @@ fn repeat_openers(lines: &[&str]) -> std::collections::HashSet<usize> {
     out
 }
 
+/// Most lines of a paragraph whose first line heads the others ([`paragraphs`]).
+const MAX_PARAGRAPH: usize = 8;
+
+/// Fewest paragraphs a text must be made of for [`paragraphs`] to head their lines.
+const MIN_PARAGRAPHS: usize = 10;
+
+/// In a text made of short paragraphs at the margin (blank-line separated runs of 2 to
+/// [`MAX_PARAGRAPH`] lines holding most of its lines, at least [`MIN_PARAGRAPHS`] of them),
+/// sets the header of each paragraph line that has none to the paragraph's first line, when
+/// that line could name a record ([`header_like`]).
+fn paragraphs(lines: &[&str], parent: &mut [u32], used: &mut std::collections::HashSet<usize>) {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut start = None;
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim().is_empty() {
+            if let Some(s) = start.take() {
+                runs.push((s, i));
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        runs.push((s, lines.len()));
+    }
+    let short: Vec<&(usize, usize)> = runs
+        .iter()
+        .filter(|(a, b)| (2..=MAX_PARAGRAPH).contains(&(b - a)) && indent(lines[*a]) == 0)
+        .collect();
+    let in_short: usize = short.iter().map(|(a, b)| b - a).sum();
+    let nonblank = lines.iter().filter(|l| !l.trim().is_empty()).count();
+    if short.len() < MIN_PARAGRAPHS || in_short * 2 < nonblank {
+        return;
+    }
+    for &&(a, b) in &short {
+        if !header_like(lines[a]) || lines[a].len() > MAX_HEADER_BYTES {
+            continue;
+        }
+        for p in parent[a + 1..b].iter_mut().filter(|p| **p == 0) {
+            *p = (a + 1) as u32;
+            used.insert(a + 1);
+        }
+    }
+}
+
 impl Headers {
     /// Headers of `text`'s lines (split on `\n`, as line anchors count them). A line's header
     /// is the outermost line above it that opens a block holding it, of at most [`MAX_BLOCK`]
@@ -504,6 +549,9 @@ impl Headers {
                 }
             }
         }
+        // A text of short paragraphs (a gettext catalogue's entries, wget's requests): a line
+        // in none of the blocks above is under its paragraph's first line.
+        paragraphs(&lines, &mut parent, &mut used);
         if std::env::var_os("HDBG").is_some() {
             let mut o: Vec<_> = openers.iter().copied().collect();
             o.sort();

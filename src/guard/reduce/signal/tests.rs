@@ -776,3 +776,37 @@ fn a_numbered_things_outcome_is_no_totals_line() {
     assert!(is_totals("=== 3 failed, 120 passed in 4.2s ==="));
     assert!(is_totals("Trial 7 failed; totals: 3 failed, 9 passed"));
 }
+
+#[test]
+fn marks_quoted_names_and_sigils() {
+    // miette's marks (oxlint, trial of session 50): the mark is the level.
+    assert_eq!(
+        severity("  ! eslint(no-unused-vars): Parameter 'error' is declared but never used."),
+        Severity::Warn
+    );
+    assert_eq!(
+        severity("  x eslint(no-undef): 'foo' is not defined."),
+        Severity::Error
+    );
+    assert_eq!(severity("  × Expected a semicolon"), Severity::Error);
+    assert_eq!(
+        severity("! [rejected]        main -> main (fetch first)"),
+        Severity::Error
+    );
+    // A quoted name is mentioned, not raised; a key and its quoted value still count.
+    assert_eq!(
+        severity("    :  `-- 'error' is declared here"),
+        Severity::None
+    );
+    assert_eq!(
+        severity("'UnicodeDecodeError' member requires 2.3, 3.0"),
+        Severity::None
+    );
+    assert_eq!(
+        severity(r#"{"error": "connection refused"}"#),
+        Severity::Error
+    );
+    assert_eq!(severity("job status: 'failed'"), Severity::Error);
+    // A sigil makes a variable of the word (perl -MO=Xref).
+    assert_eq!(severity("      $error            i14, 16"), Severity::None);
+}

@@ -94,7 +94,9 @@ pub(super) fn slot_extremes(
                         if k == slot {
                             val = fields::slot_number(tok)
                                 .filter(|_| {
-                                    !extremes::line_ref(tok) && !extremes::hex_byte(&toks, p)
+                                    !extremes::line_ref(tok)
+                                        && !extremes::hex_byte(&toks, p)
+                                        && !gutter(&toks, p)
                                 })
                                 .map(|x| x * scale);
                             counted = !placeholder(tok);
@@ -235,6 +237,16 @@ pub(super) fn slot_extremes(
         }
     }
     ranked
+}
+
+/// True when token `p` of a line is the line number in the gutter of a quoted source line
+/// (` 2811 |  lastInner.toArray( vertices, 3 * 3 );` under an oxlint or rustc diagnostic,
+/// biome's `> 978 │`): the first token, or the one after a `>` mark, before a bar. A line
+/// of the file quoted, no measure (trial of session 50 ranked it the largest).
+fn gutter(toks: &[&str], p: usize) -> bool {
+    toks.get(p + 1).is_some_and(|t| matches!(*t, "|" | "│"))
+        && toks[..p].iter().all(|t| *t == ">")
+        && p <= 1
 }
 
 /// `word` without the dot leader joined to it (`database.........` -> `database`); a word

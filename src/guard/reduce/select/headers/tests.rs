@@ -319,3 +319,23 @@ fn a_path_after_a_mark_is_one_kind_of_opener() {
         Some((5, "=== /usr/share/doc/b/two.html".to_string()))
     );
 }
+
+#[test]
+fn a_text_of_short_paragraphs_heads_each_by_its_first_line() {
+    // A gettext catalogue: each entry's `#:` location names it (live set of session 50).
+    let mut text = String::from("# SOME TITLE\nmsgid \"\"\nmsgstr \"\"\n\n");
+    for k in 0..12 {
+        text.push_str(&format!(
+            "#: wagtail/admin/forms/pages.py:{k}\nmsgid \"one {k}\"\nmsgid_plural \"many {k}\"\nmsgstr[0] \"\"\n\n"
+        ));
+    }
+    let h = Headers::of(&text);
+    // Line 12 is the third entry's `msgid_plural`, under its `#:` line 10.
+    assert_eq!(
+        h.of_line(12).map(|(n, t)| (n, t.to_string())),
+        Some((10, "#: wagtail/admin/forms/pages.py:1".to_string()))
+    );
+    // Nine paragraphs are too few to be the text's structure.
+    let short: String = text.split("\n\n").take(9).collect::<Vec<_>>().join("\n\n");
+    assert_eq!(Headers::of(&short).of_line(12), None);
+}
