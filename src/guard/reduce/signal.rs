@@ -147,7 +147,10 @@ static WARN: LazyLock<Regex> = LazyLock::new(|| {
 /// A compiler's quote of the source line a diagnostic points at (gcc, clang, rustc: ` 1594 |
 /// _mi_os_reset(p, n); // note: cannot use …`): code, whose words (`cannot`, `fail`) are no
 /// error. One bar only: a table row (`  42 | failed | 3`) has more.
-static SOURCE_ECHO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^ {0,6}\d{1,6} \| ").unwrap());
+/// biome's box-drawn gutter reads the same (`  > 978 │ a.sourceIndex - b.sourceIndex;`, its
+/// `>` marking the line pointed at; trial of session 50).
+static SOURCE_ECHO: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^ {0,6}(?:> )?\d{1,6} [|│] ").unwrap());
 /// gdb's note that it cannot show a frame's source line (`57\t./nptl/futex-internal.c: No such
 /// file or directory.`): the line number, a tab, the source path. The debugger lacks the
 /// sources; the program did not fail to open a file.
@@ -462,7 +465,8 @@ pub fn severity(line: &str) -> Severity {
         || LS_ENTRY.is_match(line)
         || column_header(line)
         || line.len() <= 120 && SETTING.is_match(line)
-        || SOURCE_ECHO.is_match(line) && line.matches(" | ").count() == 1
+        || SOURCE_ECHO.is_match(line)
+            && line.matches(" | ").count() + line.matches(" │ ").count() == 1
         || DEBUGGER_NO_SOURCE.is_match(line)
         || quoted_source(line)
         || option_help(line)
@@ -638,7 +642,10 @@ static DECLARATION: LazyLock<Regex> = LazyLock::new(|| {
         r"^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:func|fn|def)\s+(?:\([^)]*\)\s*)?[A-Za-z_]\w*\s*[(<\[]",
         r"|^\s*(?:var|const)\s+[A-Za-z_]\w*\s*=\s*\S",
         r"|^\s*[A-Za-z_]\w*\s+func\(",
-        r"|^\s*//\s"
+        r"|^\s*//\s",
+        // A type declared or listed by name (`class Gem::ConflictError # is documented` in
+        // `rdoc -C`'s report, trial of session 50): a name, not a raised error.
+        r"|^\s*(?:class|module|struct|enum|interface|trait)\s+[A-Z][\w:.]*(?:\s*(?:#.*|[:({<].*)?)$"
     ))
     .unwrap()
 });

@@ -810,3 +810,23 @@ fn marks_quoted_names_and_sigils() {
     // A sigil makes a variable of the word (perl -MO=Xref).
     assert_eq!(severity("      $error            i14, 16"), Severity::None);
 }
+
+#[test]
+fn box_drawn_gutters_and_declared_types_are_no_errors() {
+    assert_eq!(
+        severity("  > 338 │ throw new Error( msg );"),
+        Severity::None
+    );
+    assert_eq!(severity("    715 │ // error in IE"), Severity::None);
+    assert_eq!(
+        severity("  class Gem::MissingSpecError # is documented"),
+        Severity::None
+    );
+    assert_eq!(severity("class ParseError(Exception):"), Severity::None);
+    // A table row with more bars, and a thrown class, still count.
+    assert_eq!(severity("  42 │ failed │ 3"), Severity::Error);
+    assert_eq!(
+        severity("Gem::MissingSpecError: could not find gem"),
+        Severity::Error
+    );
+}
