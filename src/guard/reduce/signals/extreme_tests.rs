@@ -372,3 +372,28 @@ fn a_banner_names_the_numbers_of_its_rows() {
         "{ranked:?}"
     );
 }
+
+#[test]
+fn a_slot_of_units_after_the_number_names_and_scales_it() {
+    // `fdupes -r -S` (trial of session 50): `46 bytes each:` and one `1 byte each:` make the
+    // unit a slot of its own; the sizes had gone unranked. A `KiB` line is scaled.
+    let mut text = String::new();
+    for i in 0..120 {
+        let (n, unit) = match i {
+            0 => (1, "byte"),
+            37 => (40, "KiB"),
+            _ => (100 + (i * 7919) % 30_000, "bytes"),
+        };
+        text.push_str(&format!(
+            "{n} {unit} each:\n/usr/lib/a{i}/x.rb\n/usr/lib/b{i}/x.rb\n\n"
+        ));
+    }
+    let intent = "Which duplicate files are the largest?";
+    let u = build(&text, Kind::Lines);
+    let ranked = slots::slot_extremes(&u, &Query::new(intent), &Asks::of(intent), false, 5);
+    let bytes = ranked
+        .iter()
+        .find(|r| slots::slot_label(&r.1) == "bytes")
+        .unwrap_or_else(|| panic!("{:?}", ranked.iter().map(|r| &r.1).collect::<Vec<_>>()));
+    assert_eq!(u.units[bytes.2[0].1].text, "40 KiB each:");
+}

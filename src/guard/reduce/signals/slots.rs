@@ -80,6 +80,14 @@ pub(super) fn slot_extremes(
                 .map_or(0, |(p, _)| p);
             // The unit the template writes after the slot, the same on every line of it.
             let scale = unit_scale(tt.get(pos + 1).copied());
+            // Or the units a slot right after it holds, a few of them (`46 bytes each:` and
+            // `1 byte each:` of `fdupes -S`, trial of session 50): each line's own.
+            let unit_slot = (tt.get(pos + 1) == Some(&"<*>"))
+                .then(|| &distinct[slot + 1])
+                .filter(|d| {
+                    !d.is_empty() && d.len() <= MAX_SLOT_SERIES && d.iter().all(|w| unit_word(w))
+                })
+                .and_then(|d| d.iter().max_by_key(|w| (w.len(), **w)).copied());
             for (i, unit) in u.units.iter().enumerate().filter(|(_, x)| x.template == ti) {
                 if !said.insert(unit.text.trim()) {
                     continue;
@@ -98,7 +106,10 @@ pub(super) fn slot_extremes(
                                         && !extremes::hex_byte(&toks, p)
                                         && !gutter(&toks, p)
                                 })
-                                .map(|x| x * scale);
+                                .map(|x| {
+                                    let own = unit_slot.and(toks.get(p + 1).copied());
+                                    x * own.map_or(scale, |u| unit_scale(Some(u)))
+                                });
                             counted = !placeholder(tok);
                         } else if number(tok).is_none()
                             && !tok.chars().any(|c| c.is_ascii_digit())
@@ -163,6 +174,7 @@ pub(super) fn slot_extremes(
                 .get(pos + 1)
                 .copied()
                 .filter(|x| unit_word(x))
+                .or(unit_slot)
                 .filter(|_| before.is_none_or(|b| unit_word(b) || number(b).is_some()));
             // A slot right after another (`[938:22 - 948:12] (801 lines, …)`) is named by the
             // words after it when it has them: the literal before both names the first.
@@ -264,7 +276,7 @@ fn leaderless(word: &str) -> &str {
 pub(super) fn unit_word(tok: &str) -> bool {
     const UNITS: &[&str] = &[
         "ns", "us", "µs", "ms", "s", "sec", "secs", "seconds", "B", "KB", "MB", "GB", "TB", "kB",
-        "KiB", "MiB", "GiB", "TiB", "bytes", "%",
+        "KiB", "MiB", "GiB", "TiB", "bytes", "byte", "%",
     ];
     if UNITS.contains(&tok) {
         return true;
