@@ -496,6 +496,22 @@ fn codex(e: &Env) {
     assert!(text.contains("image/png 200x120"), "{text}");
     let out = hook(e, "codex", &fixture("codex.malformed.json", &f));
     assert!(out.stdout.is_empty());
+    // A payload with no tool_response: the result stands, and the log says why.
+    let out = hook(
+        e,
+        "codex",
+        br#"{"hook_event_name":"PostToolUse","tool_name":"Bash","cwd":"/tmp"}"#,
+    );
+    assert!(out.stdout.is_empty());
+    let logged = std::fs::read_to_string(e.state.join("toolsum/hook.log")).unwrap();
+    assert!(
+        logged
+            .lines()
+            .last()
+            .unwrap()
+            .contains("nothing to guard: no tool_response"),
+        "{logged}"
+    );
 }
 
 fn gemini(e: &Env) {

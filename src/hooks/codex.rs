@@ -58,6 +58,14 @@ pub fn respond(payload: &Value, ctx: &mut HookContext) -> Result<Option<Value>, 
     let call = common_call(payload, None)?;
     let text = response_text(payload.get("tool_response").unwrap_or(&Value::Null));
     if text.is_empty() {
+        // Nothing to guard; the log says so (trial of session 50: `{"tool_name":"Bash"}`
+        // left a log line with no reason).
+        let why = if payload.get("tool_response").is_some() {
+            "an empty tool_response"
+        } else {
+            "no tool_response"
+        };
+        ctx.report.notes.push(format!("nothing to guard: {why}"));
         return Ok(None);
     }
     // What the reason opens with is counted in the cap, whichever line it is.
