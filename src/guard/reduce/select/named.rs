@@ -41,11 +41,15 @@ pub fn named_keys(text: &str, q: &Query) -> Vec<Cand> {
         }
         for off in hits {
             // A YAML key's value is its indented block, not the lines after it.
+            let line_start = text[..off].rfind('\n').map_or(0, |p| p + 1);
+            let line_end = text[off..].find('\n').map_or(text.len(), |p| off + p);
             let end = if text.as_bytes()[off] == b'"' {
                 text.len()
-            } else {
-                let line_start = text[..off].rfind('\n').map_or(0, |p| p + 1);
+            } else if text.as_bytes().get(off + name.len()) == Some(&b':') {
                 yaml_block_end(text, line_start).unwrap_or(text.len())
+            } else {
+                // A pinned package: its line and what is indented under it (`# via boto3`).
+                yaml_block_end(text, line_start).unwrap_or(line_end)
             };
             let raw = clip_str(&text[off..end], EXCERPT_BYTES);
             let shown = excerpt(raw, raw.len() < end - off);
@@ -107,7 +111,21 @@ fn key_offsets(text: &str, hay: &[u8], name: &str) -> Vec<usize> {
                 && matches!(next(end + 1).1, Some(b'\n'))
                 && yaml_block_end(text, line_start).is_some()
         };
-        if json || yaml {
+        // A package pinned to its version at a line's start (a lock file's or `uv pip
+        // compile`'s `boto3==1.33.13`, `express@4.18.2` in an `npm ls` tree, `serde v1.0.2`
+        // in a `cargo tree`; trial of session 50): the line names that package.
+        let pinned = !json && !yaml && {
+            let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+            let lead = text[line_start..at]
+                .trim_start_matches(|c: char| c.is_whitespace() || "├└│─-`|+\\".contains(c));
+            let rest = &bytes[end..bytes.len().min(end + 4)];
+            let digit = |i: usize| rest.get(i).is_some_and(u8::is_ascii_digit);
+            lead.is_empty()
+                && (rest.starts_with(b"==") && digit(2)
+                    || rest.starts_with(b"@") && digit(1)
+                    || rest.starts_with(b" v") && digit(2))
+        };
+        if json || yaml || pinned {
             out.push(if json { at - 1 } else { at });
             if out.len() > MAX_OCCURRENCES {
                 break;
@@ -259,5 +277,29 @@ mod tests {
         let man = "     sequence that quotes the current word in\n     bash:\n\n     $if Bash\n     \"\\C-xq\": quote\n     $endif\n";
         let q = Query::new("What does the bash globstar shell option do?");
         assert!(named_keys(man, &q).is_empty());
+    }
+
+    #[test]
+    fn a_package_pinned_at_a_lines_start_is_named() {
+        // `uv pip compile -v` (trial of session 50): the resolved pins under a long log.
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(&format!(
+                "DEBUG Searching for a compatible version of boto3 (<1.{i})\n"
+            ));
+        }
+        text.push_str("boto3==1.33.13\n    # via -r reqs.in\nbotocore==1.33.13\n    # via boto3\n");
+        text.push_str("urllib3==2.0.7\n    # via botocore\n");
+        let q = Query::new("which versions did uv resolve for boto3 and urllib3?");
+        let c = named_keys(&text, &q);
+        let shown: Vec<&str> = c.iter().map(|c| c.item.text.as_str()).collect();
+        assert_eq!(
+            shown,
+            [
+                "boto3==1.33.13 # via -r reqs.in",
+                "urllib3==2.0.7 # via botocore"
+            ]
+        );
+        assert_eq!(c[0].item.line, Some(41));
     }
 }
