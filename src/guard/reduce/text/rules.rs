@@ -7,13 +7,11 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 /// A finding's rule: a diagnostic renderer's `name(code)` after its mark (miette:
-/// `  ! eslint(no-unused-vars):`), or a bracketed flag or rule at a line's end (gcc's
-/// `[-Wunused-variable]`, `[lint/suspicious/noDoubleEquals]`).
+/// `  ! eslint(no-unused-vars):`), or a compiler's warning flag in brackets at a line's end
+/// (gcc's and clang's `[-Wunused-variable]`). Not any bracketed word there: a log line's
+/// `[pool-1/thread-2]` names no rule.
 static RULE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^\s{0,4}[!x×⚠]\s+([\w@/.-]+\([\w@/.:-]+\)):|\[(-W[\w=+-]+|[\w-]+(?:/[\w-]+)+)\]\s*$",
-    )
-    .unwrap()
+    Regex::new(r"^\s{0,4}[!x×⚠]\s+([\w@/.-]+\([\w@/.:-]+\)):|\[(-W[\w=+-]+)\]\s*$").unwrap()
 });
 
 /// Fewest findings naming a rule, and fewest rules, for the count to be given.
