@@ -26,11 +26,6 @@ const MAX_DESCRIPTION: usize = 20;
 static BARE_STRING: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"^\s*"(?:[^"\\]|\\.)*"\s*$"#).unwrap());
 
-/// The start of a gettext entry's text (`msgid ""`, `msgstr[1] "…"`, `#~ msgid "…"`).
-static GETTEXT_START: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^(?:#~\s*)?msg(?:id|id_plural|str|ctxt)(?:\[\d+\])?\s+""#).unwrap()
-});
-
 fn indent(line: &str) -> usize {
     line.len() - line.trim_start_matches([' ', '\t']).len()
 }
@@ -68,7 +63,7 @@ pub fn described(lines: &[(usize, &str)]) -> Vec<usize> {
         if follows && in_text && BARE_STRING.is_match(lines[i].1) {
             out.push(i);
         } else {
-            in_text = GETTEXT_START.is_match(lines[i].1);
+            in_text = super::GETTEXT_ENTRY.is_match(lines[i].1);
         }
     }
     out.sort_unstable();
