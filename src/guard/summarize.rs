@@ -345,6 +345,7 @@ pub fn summarize_focused(
     }
     cands.extend(reduce::select::candidates(&units, &scores, &mined, &query));
     cands.extend(reduce::select::named_keys(text, &query));
+    cands.extend(reduce::select::compounds(text, &query));
     cands.extend(reduce::select::calls(text, &query));
     cands.extend(reduce::select::summary_blocks(text));
     cands.extend(reduce::select::stacks(text, &query));

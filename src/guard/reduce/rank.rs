@@ -377,6 +377,12 @@ pub struct Query {
     /// key `reboot_required`"), lower case: records holding such a key, where only some do,
     /// are what it asks about.
     pub keys: Vec<String>,
+    /// Runs of two or more consecutive words of the question, stemmed, between punctuation
+    /// and stopwords ([`question::phrases_in`]: "InnoDB buffer pool and log file size" gives
+    /// `[innodb, buffer, pool]` and `[log, fil, size]`): a key the output joins from them
+    /// (`innodb-buffer-pool-size`) names what the question spells in words
+    /// ([`crate::guard::reduce::select::compounds`]).
+    pub phrases: Vec<Vec<String>>,
 }
 
 impl Query {
@@ -486,6 +492,7 @@ impl Query {
             set_aside: set_aside(text, &stop),
             clocks,
             keys: keys_in(text, &stop),
+            phrases: question::phrases_in(text, &stop, stem),
         }
     }
 

@@ -16,6 +16,7 @@ use super::{clip_str, Item, MUST};
 use crate::backend::TokenCounter;
 
 mod calls;
+mod compound;
 mod focus;
 mod headers;
 mod metrics;
@@ -25,6 +26,7 @@ mod stacks;
 mod summary;
 
 pub use calls::calls;
+pub use compound::compounds;
 pub use headers::{is_banner, lead, Headers};
 pub use metrics::metrics;
 pub use named::named_keys;

@@ -215,3 +215,49 @@ pub(super) fn negated(words: &[String], shouted: &[bool], stop: &HashSet<&str>) 
     }
     out
 }
+
+/// Runs of two or more consecutive words of `text`, lower case and stemmed, broken at
+/// punctuation (other than a joining `-`, `_` or `.`) and at stopwords: "max connections,
+/// InnoDB buffer pool and log file size" gives `[max, connect]`, `[innodb, buffer, pool]`,
+/// `[log, fil, size]`. An output writes such a run as one key (`max-connections`,
+/// `innodb_buffer_pool_size`, `logFileSize`): see [`super::Query::phrases`].
+pub(super) fn phrases_in(
+    text: &str,
+    stop: &HashSet<&str>,
+    stem: impl Fn(&str) -> String,
+) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut run: Vec<String> = Vec::new();
+    let mut close = |run: &mut Vec<String>| {
+        if run.len() >= 2 && !out.contains(run) {
+            out.push(std::mem::take(run));
+        }
+        run.clear();
+    };
+    for piece in
+        text.split_inclusive(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        let ends = piece.chars().last().is_some_and(|c| {
+            !(c.is_whitespace() || c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        });
+        let word = piece
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        // A trailing `.` or `-` ends the sentence or the clause.
+        let breaks = ends || piece.trim_end().ends_with(['.', '-', '_']);
+        if !word.is_empty() {
+            if stop.contains(word.as_str()) {
+                close(&mut run);
+            } else {
+                for part in word.split(['-', '_', '.']).filter(|p| !p.is_empty()) {
+                    run.push(stem(part));
+                }
+            }
+        }
+        if breaks {
+            close(&mut run);
+        }
+    }
+    close(&mut run);
+    out
+}
