@@ -59,6 +59,14 @@ static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .unwrap()
 });
+/// An assembler's data directive or a compiler's source echo in assembly (`gcc -S
+/// -fverbose-asm`): `.string "function `%s' not defined"`, `.section .rodata`, and
+/// `# interpret.h:1304:   fatal(_("…"));`, the C line the instructions below it came from.
+/// The program's strings and code, not what the compiler reported (trial of session 51: 2% of
+/// an assembly listing's lines read as errors).
+static ASSEMBLY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*\.(?:string|ascii|asciz|section|ident|file|stabs)\s|^#\s?[\w./+-]+\.[A-Za-z]{1,6}:\d+:\s").unwrap()
+});
 /// A finding at a source location with no level word (`go vet`'s `pkg/a.go:19:9: fmt.Sprintf
 /// format %d has arg name of wrong type string`, `go build`'s `./main.go:12:5: undefined: x`):
 /// a path with an extension, a line and a column, then a message. A warning at least: the
@@ -462,6 +470,7 @@ pub fn severity(line: &str) -> Severity {
     if is_passed_verdict(line)
         || LOCATED_REMARK.is_match(line)
         || DIRECTIVE.is_match(line)
+        || ASSEMBLY.is_match(line)
         || LS_ENTRY.is_match(line)
         || column_header(line)
         || line.len() <= 120 && SETTING.is_match(line)

@@ -477,6 +477,13 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     if let Some(f) = rules::by_rule(lines, &flagged) {
         fact(&mut items, f, 90.0);
     }
+    // An assembly listing's functions and calls: what its instruction lines add up to.
+    if let Some((defined, calls)) = assembly::outline(lines) {
+        fact(&mut items, defined, 90.0);
+        if let Some(c) = calls {
+            fact(&mut items, c, 80.0);
+        }
+    }
 
     let example_of = |t: &Template| -> usize {
         // A clearly better intent match; otherwise the first occurrence.
@@ -726,6 +733,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     }
 }
 
+mod assembly;
 mod rules;
 mod templates;
 pub use templates::{labels_clash, mine, Template};

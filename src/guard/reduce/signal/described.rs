@@ -1,5 +1,6 @@
-//! Lines that describe rather than report: the help text of a program's options and the
-//! strings of a gettext catalogue. Their error words (`Enable InnoDB monitor output to the
+//! Lines that describe or quote rather than report: the help text of a program's options, the
+//! strings of a gettext catalogue, a diff's hunks and the source line a compiler echoes above
+//! its caret. Their error words (`Enable InnoDB monitor output to the
 //! error log.`, `"There seems to be an error with Embedly while trying to embed this URL. "`)
 //! say what a program may do or print, not what happened; read one line at a time they look
 //! like errors (live set and trial of session 50: `mysqld --verbose --help` read as 82 error
@@ -66,9 +67,92 @@ pub fn described(lines: &[(usize, &str)]) -> Vec<usize> {
             in_text = super::GETTEXT_ENTRY.is_match(lines[i].1);
         }
     }
+    out.extend(hunk_lines(lines));
+    out.extend(echoed_source(lines));
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// A unified diff's hunk header: `@@ -12,7 +12,7 @@` (a count of 1 may be left out).
+static HUNK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@").unwrap());
+
+/// The indices of the lines of unified diff hunks in `lines` (numbered as for [`described`]):
+/// each hunk's header, and the context, removed and added lines its counts announce (a gap in
+/// the numbers is a blank context line), with the `--- a/x` and `+++ b/x` lines just above a
+/// file's first hunk. A removed `-    raise ValueError(e)` or an added `+print('Error: %s' % e)`
+/// is the change a tool proposes or made, not an error of the run (trial of session 51:
+/// `2to3`'s diffs, after its `RefactoringTool:` lines, read as 5% error lines).
+fn hunk_lines(lines: &[(usize, &str)]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(c) = HUNK.captures(lines[i].1) else {
+            i += 1;
+            continue;
+        };
+        let count = |k: usize| {
+            c.get(k)
+                .map_or(1, |m| m.as_str().parse::<usize>().unwrap_or(0))
+        };
+        let (mut old, mut new) = (count(1), count(2));
+        for back in 1..=2 {
+            if i >= back
+                && lines[i - back].0 + back == lines[i].0
+                && (lines[i - back].1.starts_with("--- ") || lines[i - back].1.starts_with("+++ "))
+            {
+                out.push(i - back);
+            }
+        }
+        out.push(i);
+        let mut at = lines[i].0;
+        let mut j = i + 1;
+        while (old > 0 || new > 0) && j < lines.len() {
+            // Blank lines between: context lines whose space was trimmed.
+            let blanks = lines[j].0 - at - 1;
+            old = old.saturating_sub(blanks);
+            new = new.saturating_sub(blanks);
+            if old == 0 && new == 0 {
+                break;
+            }
+            let l = lines[j].1;
+            match l.as_bytes().first() {
+                Some(b' ') => {
+                    old = old.saturating_sub(1);
+                    new = new.saturating_sub(1);
+                }
+                Some(b'-') if old > 0 => old -= 1,
+                Some(b'+') if new > 0 => new -= 1,
+                Some(b'\\') => {}
+                _ => break,
+            }
+            out.push(j);
+            at = lines[j].0;
+            j += 1;
+        }
+        i = j.max(i + 1);
+    }
+    out
+}
+
+/// A line that is only a caret and its squiggle (`        ^`, `   ^~~~~`): it points into the
+/// line above it.
+static CARET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*\^[~^]*\s*$").unwrap());
+
+/// The indices of source lines a compiler quotes above a caret line (javac's and javadoc's
+/// `  private static IllegalArgumentException nullDate() {` then `  ^`, Python's `SyntaxError`
+/// echo): the file's code, whose class names and `throws IOException` report nothing (trial of
+/// session 51: javadoc's echoes read as error lines). A line that is itself a diagnostic
+/// (`a.c:3: error: …`) is left to its own words.
+fn echoed_source(lines: &[(usize, &str)]) -> Vec<usize> {
+    (1..lines.len())
+        .filter(|&j| lines[j].0 == lines[j - 1].0 + 1 && CARET.is_match(lines[j].1))
+        .map(|j| j - 1)
+        .filter(|&i| {
+            !super::DIAGNOSTIC_AFTER.is_match(lines[i].1) && !super::LEVEL.is_match(lines[i].1)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -121,5 +205,24 @@ mod tests {
         let text = "msgid \"\"\n\"There seems to be an error with Embedly. \"\n\"Please try again.\"\nmsgstr \"\"\n\n\"an error\"\n";
         let lines = numbered(text);
         assert_eq!(described(&lines), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_diffs_hunks_are_changes_not_errors() {
+        let text = "RefactoringTool: Refactored paste/wsgilib.py\n--- paste/wsgilib.py\t(original)\n+++ paste/wsgilib.py\t(refactored)\n@@ -10,4 +10,4 @@\n try:\n-    except ValueError, e:\n+    except ValueError as e:\n\n     raise\nRefactoringTool: Error: could not parse paste/x.py\n-not a hunk line\n";
+        let lines = numbered(text);
+        let d: Vec<usize> = described(&lines).iter().map(|&i| lines[i].0).collect();
+        assert_eq!(d, vec![2, 3, 4, 5, 6, 7, 9], "{d:?}");
+        let sev = |n: usize| super::super::severity(text.split('\n').nth(n - 1).unwrap());
+        // What the tool itself says after the hunk is read on its own.
+        assert_eq!(sev(10), super::super::Severity::Error);
+    }
+
+    #[test]
+    fn the_source_line_above_a_caret_is_quoted_code() {
+        let text = "Foo.java:200: warning: no comment\n  private static IllegalArgumentException bad() {\n                                          ^\nFoo.java:210: error: malformed HTML\n  ^\n";
+        let lines = numbered(text);
+        let d: Vec<usize> = described(&lines).iter().map(|&i| lines[i].0).collect();
+        assert_eq!(d, vec![2], "the diagnostic above a caret stays: {d:?}");
     }
 }

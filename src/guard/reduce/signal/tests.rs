@@ -830,3 +830,19 @@ fn box_drawn_gutters_and_declared_types_are_no_errors() {
         Severity::Error
     );
 }
+
+#[test]
+fn an_assembly_listings_strings_and_source_echoes_are_no_errors() {
+    for l in [
+        "\t.string\t\"function `%s' not defined\"",
+        "\t.section\t.rodata.str1.8,\"aMS\",@progbits,1",
+        "# interpret.h:1304: \t\t\t\t\tfatal(_(\"function `%s' not defined\"), pc->func_name);",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A diagnostic about the listing is still one.
+    assert_eq!(
+        severity("eval.s:12: Error: no such instruction: `movx %eax'"),
+        Severity::Error
+    );
+}

@@ -131,7 +131,11 @@ pub fn facts(u: &Units, q: &Query, headers: &Headers) -> Vec<Fact> {
     let mut cats: Vec<(f64, usize)> = dists
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.categorical() && d.n * 5 >= n.min(d.n * 5))
+        // A column headed by a source location (`# eval.c:1327:` over `gcc -fverbose-asm`'s
+        // lines, trial of session 51) is an aligned line read as a header, not a field.
+        .filter(|(_, d)| {
+            d.categorical() && d.n * 5 >= n.min(d.n * 5) && !super::extremes::line_ref(&d.name)
+        })
         .map(|(i, d)| {
             let rare = d.counts.iter().any(|(v, _)| d.rarity(v) > 0.0) as u8 as f64;
             (0.2 + 0.5 * rel[i] + 0.3 * rare, i)
