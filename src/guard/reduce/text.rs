@@ -477,6 +477,8 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
     if let Some(f) = rules::by_rule(lines, &flagged) {
         fact(&mut items, f, 90.0);
     }
+    // A massif report's peak: its snapshot, row and allocating frames.
+    items.extend(massif::peak(lines));
     // An assembly listing's functions and calls: what its instruction lines add up to.
     if let Some((defined, calls)) = assembly::outline(lines) {
         fact(&mut items, defined, 90.0);
@@ -734,6 +736,7 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
 }
 
 mod assembly;
+mod massif;
 mod rules;
 mod templates;
 pub use templates::{labels_clash, mine, Template};
