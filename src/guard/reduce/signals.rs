@@ -657,7 +657,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 let named = if field.is_some() {
                     shown_path(&name)
                 } else {
-                    slot_label(&name).to_string()
+                    slots::readable(slot_label(&name))
                 };
                 let tied = if values.iter().filter(|&&y| y == x).count() > 1 {
                     ", tied"
@@ -694,7 +694,7 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
                 let name = if field.is_some() {
                     shown_path(&name)
                 } else {
-                    name.clone()
+                    slots::readable(&name)
                 };
                 s.ext_why.insert(i, format!("{rank}{side} {name}{tied}"));
             }

@@ -329,6 +329,27 @@ pub(super) fn slot_rankings(
     out
 }
 
+/// A slot's ranked name as an annotation shows it: a label with no letter outside its
+/// parenthesised parts (`|` before a massif tree's `->18.00% (5,258,400B)`, `(in
+/// /usr/bin/gawk) |`; trial of session 51: "meaningless") reads `value`, the template kept.
+pub(crate) fn readable(name: &str) -> String {
+    let label = slot_label(name);
+    let mut depth = 0usize;
+    let named = label.chars().any(|c| {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        depth == 0 && c.is_alphabetic()
+    });
+    if named {
+        name.to_string()
+    } else {
+        format!("value{}", &name[label.len()..])
+    }
+}
+
 /// A ranked entry's name without the template it was read in (` (in lines like L71)`).
 pub(super) fn slot_label(name: &str) -> &str {
     name.find(" (in lines like L").map_or(name, |k| &name[..k])

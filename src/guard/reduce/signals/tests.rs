@@ -929,3 +929,16 @@ fn a_member_of_a_map_of_records_is_named_by_a_part_of_its_key() {
         u.units[best].text
     );
 }
+
+#[test]
+fn a_slot_label_of_punctuation_reads_value() {
+    assert_eq!(
+        slots::readable("(in /usr/bin/xmlstarlet) | (in lines like L48)"),
+        "value (in lines like L48)"
+    );
+    assert_eq!(
+        slots::readable("ns/op (in lines like L3)"),
+        "ns/op (in lines like L3)"
+    );
+    assert_eq!(slots::readable("BCI:"), "BCI:");
+}
