@@ -444,6 +444,27 @@ fn every_agent_hook_against_the_real_daemon() {
     let logged = std::fs::read_to_string(e.state.join("toolsum/hook.log")).unwrap();
     assert!(logged.contains("not valid UTF-8"), "{logged}");
 
+    // A lone UTF-16 surrogate escaped in a string (JavaScript's `JSON.stringify` of a string
+    // cut mid-pair): still guarded, the surrogate read as U+FFFD, and the reason logged.
+    let mut lone = fixture("claude-code.bash.large.json", &f);
+    let at = lone
+        .windows(5)
+        .position(|w| w == b"ERROR")
+        .expect("the large log has an ERROR");
+    lone.splice(at..at, b"\\udcff".iter().copied());
+    let out = hook(&e, "claude-code", &lone);
+    let a = answer(&out);
+    let text = a["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
+        .as_str()
+        .unwrap();
+    let saved = open_from(&e.project, &pointer(text));
+    assert!(
+        String::from_utf8_lossy(&saved).contains("\u{FFFD}ERROR"),
+        "the saved output keeps the line, the surrogate as U+FFFD"
+    );
+    let logged = std::fs::read_to_string(e.state.join("toolsum/hook.log")).unwrap();
+    assert!(logged.contains("lone UTF-16 surrogate"), "{logged}");
+
     codex(&e);
     gemini(&e);
     cursor(&e);

@@ -415,6 +415,52 @@ pub fn hook_cmd(a: HookArgs) {
     log_line(agent, &report, started.elapsed().as_secs_f64() * 1e3);
 }
 
+/// `json` with each `\uD800`-`\uDFFF` escape that is not half of a high-low pair written
+/// `\ufffd`, and how many were; an escaped backslash before a `u` (`\\u`) is left alone.
+fn lone_surrogates_replaced(json: &str) -> (String, usize) {
+    let b = json.as_bytes();
+    let hex = |at: usize| -> Option<u32> {
+        let h = json.get(at..at + 4)?;
+        u32::from_str_radix(h, 16).ok()
+    };
+    // The code unit of a `\uXXXX` escape starting at byte `at`, if one starts there.
+    let unit = |at: usize| -> Option<u32> {
+        (b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u'))
+            .then(|| hex(at + 2))
+            .flatten()
+    };
+    let mut out = String::with_capacity(json.len());
+    let mut n = 0;
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(u) = unit(i) else {
+            // Another escape (`\\`, `\n`): it and its character.
+            i += 2;
+            continue;
+        };
+        if (0xD800..0xDC00).contains(&u)
+            && unit(i + 6).is_some_and(|l| (0xDC00..0xE000).contains(&l))
+        {
+            i += 12;
+        } else if (0xD800..0xE000).contains(&u) {
+            out.push_str(&json[last..i]);
+            out.push_str("\\ufffd");
+            n += 1;
+            i += 6;
+            last = i;
+        } else {
+            i += 6;
+        }
+    }
+    out.push_str(&json[last..]);
+    (out, n)
+}
+
 fn run_hook(a: HookArgs, report: &mut HookReport) -> Result<Option<Value>, String> {
     let (config, errors) = Config::load_lenient(a.config);
     let mut raw = Vec::new();
@@ -438,6 +484,21 @@ fn run_hook(a: HookArgs, report: &mut HookReport) -> Result<Option<Value>, Strin
             })?;
             report.notes.push(format!(
                 "the payload is not valid UTF-8: {bad} invalid byte sequence(s) read as U+FFFD"
+            ));
+            v
+        }
+        // A lone UTF-16 surrogate escaped in a string (`\udcff`): valid JSON as JavaScript's
+        // `JSON.stringify` writes it (a string cut between the halves of a pair), but no
+        // Unicode text; serde_json refuses it (trial of session 51: such an output was left
+        // unguarded). Each becomes U+FFFD, and the note says how many.
+        Err(e) if e.to_string().contains("surrogate") => {
+            let text = String::from_utf8_lossy(&raw);
+            let (mended, lone) = lone_surrogates_replaced(&text);
+            let v = serde_json::from_str(&mended).map_err(|e2| {
+                format!("the payload is not JSON: {e}; with lone surrogates read as U+FFFD: {e2}")
+            })?;
+            report.notes.push(format!(
+                "the payload holds {lone} lone UTF-16 surrogate escape(s), read as U+FFFD"
             ));
             v
         }
@@ -470,6 +531,16 @@ fn run_hook(a: HookArgs, report: &mut HookReport) -> Result<Option<Value>, Strin
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lone_surrogates_become_replacement_characters() {
+        let json = r#"{"a":"x\udcff y \ud83d\ude00 \\udcff \ud800"}"#;
+        let (mended, n) = super::lone_surrogates_replaced(json);
+        assert_eq!(n, 2);
+        assert_eq!(mended, r#"{"a":"x\ufffd y \ud83d\ude00 \\udcff \ufffd"}"#);
+        let v: serde_json::Value = serde_json::from_str(&mended).unwrap();
+        assert_eq!(v["a"], "x\u{FFFD} y \u{1F600} \\udcff \u{FFFD}");
+    }
+
     use super::*;
     use serde_json::json;
 
