@@ -461,7 +461,8 @@ fn legacy(bytes: &[u8], utf8_invalid: usize) -> Option<Decoded<'static>> {
     det.feed(sample, false);
     let guess = det.guess(None, Utf8Detection::Deny);
     let better = |d: Decoded<'static>| {
-        (d.invalid < utf8_invalid && script_fits(&d.text, d.encoding)).then_some(d)
+        (d.invalid < utf8_invalid && script_fits(&d.text, d.encoding) && clean_enough(&d))
+            .then_some(d)
     };
     if let Some(d) = decode_with(guess, bytes).and_then(better) {
         return Some(d);
@@ -471,6 +472,24 @@ fn legacy(bytes: &[u8], utf8_invalid: usize) -> Option<Decoded<'static>> {
         .filter_map(|&e| decode_with(e, bytes).and_then(better))
         .min_by_key(|d| d.invalid)
 }
+
+/// A legacy decode has at most one error per [`LEGACY_CHARS_PER_ERROR`] non-ASCII characters
+/// it reads: text in that encoding decodes nearly clean, while UTF-8 with damaged bytes read as
+/// GBK gives a few ideographs per error (live set of session 51: `ctest -V` over json-c's
+/// tests, whose inputs hold deliberately invalid UTF-8 beside `𝄞` and `世界`, read as GBK with
+/// 12 errors among 76 ideographs).
+fn clean_enough(d: &Decoded<'_>) -> bool {
+    let chars = d
+        .text
+        .chars()
+        .filter(|&c| !c.is_ascii() && c != '\u{FFFD}')
+        .count();
+    d.invalid * LEGACY_CHARS_PER_ERROR <= chars
+}
+
+/// See [`clean_enough`]: one error in 20 characters is a damaged text in that encoding; one in
+/// six, the json-c case, is another encoding read as it.
+const LEGACY_CHARS_PER_ERROR: usize = 20;
 
 /// Whether the scripts in a CJK decode fit its encoding's language: Japanese text read as
 /// Shift_JIS or EUC-JP holds kana (particles such as の, は, が are in nearly every sentence),
@@ -536,6 +555,28 @@ mod tests {
 
     const BANNER: &str =
         "Microsoft Windows [版本 10.0.19045.3570]\r\n(c) Microsoft Corporation。保留所有权利。\r\n";
+
+    #[test]
+    fn a_legacy_decode_with_an_error_per_few_characters_is_not_taken() {
+        // GBK text with one damaged byte among its ideographs: GBK.
+        let mut gbk = enc(GBK, &"错误：找不到文件，请检查路径后重试。\n".repeat(200));
+        gbk.insert(20, 0xff);
+        let d = decode_with(GBK, &gbk).expect("plausible");
+        assert!((1..=2).contains(&d.invalid), "{}", d.invalid);
+        assert!(clean_enough(&d));
+        // UTF-8 with deliberately invalid bytes beside `世界` (json-c's test inputs under
+        // `ctest -V`) read as GBK: an error per few ideographs.
+        let mut b = Vec::new();
+        for _ in 0..12 {
+            b.extend_from_slice("parse(\"世界 ".as_bytes());
+            b.extend_from_slice(&[0xff, b'a', 0x80]);
+            b.extend_from_slice(b"\") ... OK: got correct error: invalid utf-8 string\n");
+        }
+        b.extend_from_slice(b"100% tests passed\n".repeat(2000).as_slice());
+        let d = decode_with(GBK, &b).expect("plausible");
+        assert!(d.invalid >= 12, "{}", d.invalid);
+        assert!(!clean_enough(&d));
+    }
 
     #[test]
     fn utf8_is_exact() {
