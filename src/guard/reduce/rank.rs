@@ -378,8 +378,8 @@ pub struct Query {
     /// are what it asks about.
     pub keys: Vec<String>,
     /// Runs of two or more consecutive words of the question, stemmed, between punctuation
-    /// and stopwords ([`question::phrases_in`]: "InnoDB buffer pool and log file size" gives
-    /// `[innodb, buffer, pool]` and `[log, fil, size]`): a key the output joins from them
+    /// and stopwords ([`question::phrases_in`]: "InnoDB buffer pool and log buffer size"
+    /// gives `[innodb, buffer, pool]` and `[log, buffer, siz]`): a key the output joins from them
     /// (`innodb-buffer-pool-size`) names what the question spells in words
     /// ([`crate::guard::reduce::select::compounds`]).
     pub phrases: Vec<Vec<String>>,

@@ -218,9 +218,10 @@ pub(super) fn negated(words: &[String], shouted: &[bool], stop: &HashSet<&str>) 
 
 /// Runs of two or more consecutive words of `text`, lower case and stemmed, broken at
 /// punctuation (other than a joining `-`, `_` or `.`) and at stopwords: "max connections,
-/// InnoDB buffer pool and log file size" gives `[max, connect]`, `[innodb, buffer, pool]`,
-/// `[log, fil, size]`. An output writes such a run as one key (`max-connections`,
-/// `innodb_buffer_pool_size`, `logFileSize`): see [`super::Query::phrases`].
+/// InnoDB buffer pool and log buffer size" gives `[max, connect]`, `[innodb, buffer, pool]`,
+/// `[log, buffer, siz]` (a stopword such as `file` breaks a run too). An output writes such
+/// a run as one key (`max-connections`, `innodb_buffer_pool_size`, `logBufferSize`): see
+/// [`super::Query::phrases`].
 pub(super) fn phrases_in(
     text: &str,
     stop: &HashSet<&str>,

@@ -234,3 +234,22 @@ fn a_place_asked_for_is_no_query_term() {
     assert!(Query::new("which interfaces have the line protocol down?").has(&stem("line")));
     assert!(Query::new("Which line of testme.py uses the most CPU?").has(&stem("line")));
 }
+
+#[test]
+fn phrases_run_between_punctuation_and_stopwords() {
+    let q = Query::new("the defaults of max connections, InnoDB buffer pool and log file size?");
+    let want: Vec<Vec<String>> = vec![
+        vec!["max".into(), "connect".into()],
+        vec!["innodb".into(), "buffer".into(), "pool".into()],
+    ];
+    // `file` is a stopword (too common in questions to rank by): it breaks `log file size`.
+    assert_eq!(q.phrases, want);
+    let q = Query::new("what are bind-address and the log buffer size");
+    assert_eq!(
+        q.phrases,
+        vec![
+            vec!["bind".to_string(), "address".into()],
+            vec!["log".into(), "buffer".into(), "siz".into()],
+        ]
+    );
+}
