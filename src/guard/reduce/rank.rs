@@ -504,26 +504,7 @@ impl Query {
         if self.names.is_empty() {
             return found;
         }
-        for tok in text.split(|c: char| {
-            c.is_whitespace()
-                || matches!(
-                    c,
-                    ',' | ';'
-                        | ':'
-                        | '('
-                        | ')'
-                        | '['
-                        | ']'
-                        | '{'
-                        | '}'
-                        | '"'
-                        | '\''
-                        | '='
-                        | '|'
-                        | '<'
-                        | '>'
-                )
-        }) {
+        for tok in text.split(token_sep) {
             let tok = tok.trim_matches(|c: char| !c.is_alphanumeric());
             if tok.len() < 3 {
                 continue;
@@ -564,6 +545,30 @@ impl Query {
                     && (word.starts_with(&*t) || t.starts_with(&*word))
             })
     }
+}
+
+/// True for a character that ends a name token: whitespace and `,;:()[]{}"'=|<>` (a key's
+/// `:` or `=`, a quote, a bracket, a table's `|`). Shared by [`Query::names_in`] and the
+/// key rows of [`crate::guard::reduce::select::compounds`].
+pub(crate) fn token_sep(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            ',' | ';'
+                | ':'
+                | '('
+                | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '"'
+                | '\''
+                | '='
+                | '|'
+                | '<'
+                | '>'
+        )
 }
 
 /// `w` without its hyphens and underscores (`e-valu` -> `evalu`), borrowed when it has none.

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{Cand, Channel};
-use crate::guard::reduce::rank::{split_joined, stem, Query};
+use crate::guard::reduce::rank::{split_joined, stem, token_sep, Query};
 use crate::guard::reduce::{clip_str, Item, Section};
 
 /// Most lines a key may occur on for it to name one setting (a key on every record names a
@@ -103,27 +103,8 @@ fn row(line: &str) -> Option<&str> {
     if line.len() > MAX_ROW {
         return None;
     }
-    let sep = |c: char| {
-        c.is_whitespace()
-            || matches!(
-                c,
-                '=' | ':'
-                    | ','
-                    | ';'
-                    | '('
-                    | ')'
-                    | '['
-                    | ']'
-                    | '{'
-                    | '}'
-                    | '"'
-                    | '\''
-                    | '<'
-                    | '>'
-                    | '|'
-                    | '`'
-            )
-    };
+    // A backquote too: a Markdown table's or a linter's quoted key.
+    let sep = |c: char| token_sep(c) || c == '`';
     let body = line.trim_start_matches(sep);
     let end = body.find(sep).unwrap_or(body.len());
     let tok = body[..end].trim_matches(|c: char| !c.is_alphanumeric());

@@ -30,6 +30,16 @@ const MAX_CALLED: usize = 10;
 /// fewer than [`MIN_FUNCTIONS`] functions. Names in the file's order, at most [`MAX_NAMED`]
 /// and [`MAX_CALLED`].
 pub fn outline(lines: &[&str]) -> Option<(String, Option<String>)> {
+    // Most texts are no listing: one cheap pass before the regexes.
+    if lines
+        .iter()
+        .filter(|l| l.contains("function"))
+        .take(MIN_FUNCTIONS)
+        .count()
+        < MIN_FUNCTIONS
+    {
+        return None;
+    }
     let mut defined: Vec<&str> = Vec::new();
     let mut global: HashSet<&str> = HashSet::new();
     let mut calls: HashMap<&str, (usize, usize)> = HashMap::new();
