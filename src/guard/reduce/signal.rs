@@ -139,10 +139,11 @@ static TITLE_NAME_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b[A-Z][a-z]+ Error [A-Z][a-z]+\b|\bError(?: [A-Z][a-z]+){2,}\b").unwrap()
 });
 /// An error word that qualifies the noun after it (`a fast memory error detector`, `Windows
-/// error handling`, `error-prone`, `error types`): what a package, library or feature is for,
-/// as its description says, not an error that happened.
+/// error handling`, `error-prone`, `error types`, `leading IBM error codes`, `the error
+/// paths`): what a package, library, feature or change is about, as its description says, not
+/// an error that happened. Plural nouns only: `error code 2` is one.
 static DESCRIBED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\berrors?[- ](?:detectors?|detection|handling|handlers?|reporting|reporters?|correction|correcting|checking|checkers?|recovery|prone|types|classes|librar(?:y|ies)|descriptions?|propagation|tracking|trackers?|management|formatting|chains)\b").unwrap()
+    Regex::new(r"(?i)\berrors?[- ](?:detectors?|detection|handling|handlers?|reporting|reporters?|correction|correcting|checking|checkers?|recovery|prone|types|classes|librar(?:y|ies)|descriptions?|propagation|tracking|trackers?|management|formatting|chains|codes|messages|paths|cases|conditions|callbacks)\b").unwrap()
 });
 /// A line of an `ls -l` (or `find -ls`) listing: a file's mode, links, owner… and its name. A
 /// file named `error` or `core.fail` is an entry, not an error.
@@ -275,8 +276,32 @@ fn word_match(re: &Regex, line: &str) -> bool {
 /// when handling the submodule's branch`, `handle timeouts and errors`): a commit message or
 /// changelog entry describes a mended or handled error, not one that happened.
 const MENDING: &[&str] = &[
-    "fix", "fixed", "fixes", "fixing", "resolve", "resolved", "resolves", "handle", "handled",
-    "handles", "handling", "avoid", "avoids", "prevent", "prevents", "suppress", "silence",
+    "fix",
+    "fixed",
+    "fixes",
+    "fixing",
+    "resolve",
+    "resolved",
+    "resolves",
+    "handle",
+    "handled",
+    "handles",
+    "handling",
+    "avoid",
+    "avoids",
+    "prevent",
+    "prevents",
+    "suppress",
+    "silence",
+    "solve",
+    "solves",
+    "solved",
+    "correct",
+    "corrects",
+    "corrected",
+    "repair",
+    "repairs",
+    "repaired",
 ];
 
 /// Words of a mending verb's object looked back over, the verb included (`fixed a rare
@@ -298,6 +323,14 @@ fn mended(before: &str) -> bool {
         })
 }
 
+/// A line led by an address or a hash (`0x00007ff720940810 (+0x00008810)  runtime stub
+/// delayed StackOverflowError throw_exception` in `jcmd Compiler.CodeHeap_Analytics`, an `nm`
+/// symbol, `git log --oneline`'s `1a2b3c4d Catch ValueError in the parser`): a listing of
+/// code or changes, whose class names are symbols unless thrown ([`THROWN_ERROR`]; trial of
+/// session 51).
+static ADDRESSED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(?:0x)?[0-9a-fA-F]{8,16}\b").unwrap());
+
 /// True when the line names a class of error (`ValueError: bad`, `java.io.IOException`), not
 /// a file or path that has such a name (`CheckError.java`, `java/lang/AssertionError/Cause.java`):
 /// a match after `/` or before `/` or `.` and a letter or digit is part of a path.
@@ -312,6 +345,7 @@ fn named_error(line: &str) -> bool {
 fn unleveled_named_error(line: &str) -> bool {
     // The class search runs only on the few lines that name an error class at all.
     named_error(line)
+        && (!ADDRESSED.is_match(line) || outside_paths(&THROWN_ERROR, line))
         && (!DOTTED_CLASS.is_match(line)
             || outside_names(&NAMED_ERROR, line)
             || outside_paths(&THROWN_ERROR, line))

@@ -69,6 +69,7 @@ pub fn described(lines: &[(usize, &str)]) -> Vec<usize> {
     }
     out.extend(hunk_lines(lines));
     out.extend(echoed_source(lines));
+    out.extend(change_entries(lines));
     out.sort_unstable();
     out.dedup();
     out
@@ -132,6 +133,48 @@ fn hunk_lines(lines: &[(usize, &str)]) -> Vec<usize> {
             j += 1;
         }
         i = j.max(i + 1);
+    }
+    out
+}
+
+/// A GNU ChangeLog entry's header: `2019-02-25  Arnold D. Robbins  <arnold@skeeve.com>`.
+static CHANGELOG_HEAD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\d{4}-\d{2}-\d{2}\s+[^<\s][^<]*<[^<>\s]+@[^<>\s]+>\s*$").unwrap()
+});
+
+/// A git log's commit line (`commit 9f1c2e7…`, with `--decorate`'s names after it).
+static COMMIT_HEAD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^commit [0-9a-f]{7,40}\b").unwrap());
+
+/// Fewest entry headers that make a text a change log (a GNU ChangeLog or a git log).
+const MIN_ENTRIES: usize = 2;
+
+/// The indices of the lines that describe a change in a change log: in a GNU ChangeLog (at
+/// least [`MIN_ENTRIES`] `date  name  <email>` headers), each entry's indented lines; in a
+/// git log (as many `commit <sha>` lines), a commit's message, its lines indented four
+/// spaces after `Date:`. `__attribute((pure)) since it causes failures with gcc -O2`, `return
+/// zero in case there was an error opening the file.` say what a change was for, not what
+/// this run hit (trial of session 51: a ChangeLog read through MCP had 76 error lines).
+fn change_entries(lines: &[(usize, &str)]) -> Vec<usize> {
+    let gnu = lines
+        .iter()
+        .filter(|l| CHANGELOG_HEAD.is_match(l.1))
+        .count()
+        >= MIN_ENTRIES;
+    let git = lines.iter().filter(|l| COMMIT_HEAD.is_match(l.1)).count() >= MIN_ENTRIES;
+    if !gnu && !git {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut in_entry = false;
+    for (i, &(_, l)) in lines.iter().enumerate() {
+        if gnu && CHANGELOG_HEAD.is_match(l) || git && l.starts_with("Date:") {
+            in_entry = true;
+        } else if in_entry && (gnu && l.starts_with(['\t', ' ']) || git && l.starts_with("    ")) {
+            out.push(i);
+        } else {
+            in_entry = false;
+        }
     }
     out
 }
@@ -216,6 +259,21 @@ mod tests {
         let sev = |n: usize| super::super::severity(text.split('\n').nth(n - 1).unwrap());
         // What the tool itself says after the hunk is read on its own.
         assert_eq!(sev(10), super::super::Severity::Error);
+    }
+
+    #[test]
+    fn change_log_entries_describe() {
+        let gnu = "2011-08-23  Arnold D. Robbins  <arnold@skeeve.com>\n\n\t* awk.h: Remove __attribute((pure)) since it causes failures\n\twith gcc -O2.\n\n2011-08-10  John Haque  <j.eh@mchsi.com>\n\n\t* io.c: Return zero in case there was an error opening the file.\nmake: *** [all] Error 2\n";
+        let lines = numbered(gnu);
+        let d: Vec<usize> = described(&lines).iter().map(|&i| lines[i].0).collect();
+        assert_eq!(d, vec![3, 4, 8], "{d:?}");
+        let git = "commit 1a2b3c4d5e\nAuthor: A <a@x.org>\nDate:   Fri Mar 1 2019\n\n    Fix the build failure on arm\n\n    It failed with an error.\n\ncommit 2b3c4d5e6f\nAuthor: B <b@x.org>\nDate:   Sat Mar 2 2019\n\n    Tidy\nerror: could not read the pack\n";
+        let lines = numbered(git);
+        let d: Vec<usize> = described(&lines).iter().map(|&i| lines[i].0).collect();
+        assert_eq!(d, vec![5, 7, 13], "{d:?}");
+        // One entry is no change log.
+        let one = numbered("2011-08-10  John Haque  <j.eh@mchsi.com>\n\tan error opening it\n");
+        assert!(described(&one).is_empty());
     }
 
     #[test]

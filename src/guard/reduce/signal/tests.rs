@@ -177,11 +177,16 @@ fn a_described_error_or_a_listed_file_is_no_error() {
         "ii  liberror-prone-java  2.18.0-1  all  Java compile-time static analysis (error-prone)",
         "drwxr-xr-x  2 root root 4096 Jun 24  2025 error",
         "  1835009      4 -rw-r--r--   1 root     root         1403 Mar  2 10:01 /var/log/app/failed.log",
+        "\tto remove leading IBM error codes.  This might one day make more of the",
+        "\tbig -> big_flag, bigbig -> bigbig_flag.  Solves compilation errors",
+        "0x00007ff720940810 (+0x00008810)  runtime stub  delayed StackOverflowError throw_exception",
     ] {
         assert_eq!(severity(l), Severity::None, "{l}");
     }
     for l in [
         "error: the error handling module failed to load",
+        "0x00007f3a12345678 java.lang.OutOfMemoryError: Java heap space",
+        "make: *** [Makefile:12: a.o] Error code 2",
         "thread 'main' panicked at src/error.rs:12:5",
         "ls: cannot access '/srv/error': No such file or directory",
     ] {
