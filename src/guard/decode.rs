@@ -28,7 +28,10 @@
 //!    encoding's language (kana for Japanese, mostly Hangul for Korean); if not, the legacy CJK
 //!    encodings are tried in turn (a single bad byte disqualifies an encoding in `chardetng`).
 //! 8. Otherwise the older rule: at most 10 % of the bytes invalid UTF-8 or NUL → UTF-8 with
-//!    U+FFFD; more → binary.
+//!    U+FFFD.
+//! 9. **Text with binary lines** ([`mixed`]: most lines clean UTF-8, holding most bytes) →
+//!    the clean lines as they are, each other line as `[<n> bytes of binary data]`; else
+//!    binary. Also tried when rule 3-8's control-character test fails.
 //!
 //! Text in rules 3-8 also has to pass the control-character test ([`MAX_CONTROL_PERCENT`]).
 //! Whenever the text handed on is not the input's exact bytes ([`Decoded::is_exact`]), the
@@ -129,12 +132,15 @@ pub struct Decoded<'a> {
     pub invalid: usize,
     /// NUL bytes (or UTF-16 NUL code units) shown as [`NUL_MARK`].
     pub nuls: usize,
+    /// Lines of binary bytes in a text, each shown as `[<n> bytes of binary data]`
+    /// ([`mixed`]).
+    pub binary_lines: usize,
 }
 
 impl Decoded<'_> {
     /// True when [`Decoded::text`] is byte-identical to the input (valid UTF-8 without NUL).
     pub fn is_exact(&self) -> bool {
-        self.encoding == UTF_8 && self.invalid == 0 && self.nuls == 0
+        self.encoding == UTF_8 && self.invalid == 0 && self.nuls == 0 && self.binary_lines == 0
     }
 
     /// The encoding's name when the text is not the exact input (`GBK`, `UTF-16LE`,
@@ -163,6 +169,13 @@ impl Decoded<'_> {
             let s = if self.nuls == 1 { "" } else { "s" };
             parts.push(format!("{} NUL byte{s} shown as {NUL_MARK}", self.nuls));
         }
+        if self.binary_lines > 0 {
+            let s = if self.binary_lines == 1 { "" } else { "s" };
+            parts.push(format!(
+                "{} line{s} of binary bytes shown as `[<n> bytes of binary data]`",
+                self.binary_lines
+            ));
+        }
         parts.join(", ")
     }
 
@@ -181,6 +194,7 @@ pub fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
                 encoding: UTF_8,
                 invalid: 0,
                 nuls: 0,
+                binary_lines: 0,
             });
         }
     }
@@ -202,7 +216,7 @@ pub fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
     }
     let st = Utf8Stats::of(bytes);
     if !few_controls(st.controls, bytes.len()) {
-        return None;
+        return mixed(bytes);
     }
     if st.nuls * MAX_NUL_DIVISOR > bytes.len() {
         // A short list of names each ended by a NUL (`git status -z`: `M\0a.rs\0`) is text
@@ -223,7 +237,68 @@ pub fn decode(bytes: &[u8]) -> Option<Decoded<'_>> {
     if (st.invalid_bytes + st.nuls) * INVALID_RATIO_DIVISOR <= bytes.len() {
         return Some(utf8_lossy(bytes));
     }
-    None
+    mixed(bytes)
+}
+
+/// Fewest non-blank lines of a text with binary lines ([`mixed`]).
+pub const MIXED_MIN_LINES: usize = 20;
+
+/// Least share of a text's non-blank lines, in percent, that must be clean UTF-8 for its other
+/// lines to be binary lines in a text ([`mixed`]).
+pub const MIXED_MIN_CLEAN_PERCENT: usize = 80;
+
+/// A text with lines of binary bytes in it, as `git diff --check` prints a binary file's lines
+/// among its findings (trial of session 52: 110 of 1,023 lines, a third of the bytes, hid the
+/// whole output as "raw binary data"): no magic `infer` knows, at least [`MIXED_MIN_LINES`]
+/// non-blank lines, at least [`MIXED_MIN_CLEAN_PERCENT`] % of them clean (valid UTF-8, no NUL,
+/// no odd control byte) and holding at least half the bytes. Each other line is shown as
+/// `[<n> bytes of binary data]`, so the lines keep their numbers in the saved file. `None`
+/// otherwise (binary).
+fn mixed(bytes: &[u8]) -> Option<Decoded<'static>> {
+    if super::binary::sniff(bytes).is_some() {
+        return None;
+    }
+    let clean = |l: &[u8]| {
+        std::str::from_utf8(l).is_ok_and(|s| !s.chars().any(|c| c == '\0' || is_odd_char(c)))
+    };
+    let (mut lines, mut clean_lines, mut clean_bytes) = (0, 0, 0);
+    for l in bytes.split(|&b| b == b'\n') {
+        if l.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        lines += 1;
+        if clean(l) {
+            clean_lines += 1;
+            clean_bytes += l.len();
+        }
+    }
+    if lines < MIXED_MIN_LINES
+        || clean_lines * 100 < lines * MIXED_MIN_CLEAN_PERCENT
+        || clean_bytes * 2 < bytes.len()
+    {
+        return None;
+    }
+    let mut text = String::with_capacity(bytes.len());
+    let mut binary_lines = 0;
+    for (k, l) in bytes.split(|&b| b == b'\n').enumerate() {
+        if k > 0 {
+            text.push('\n');
+        }
+        match std::str::from_utf8(l) {
+            Ok(s) if clean(l) || l.iter().all(u8::is_ascii_whitespace) => text.push_str(s),
+            _ => {
+                binary_lines += 1;
+                text.push_str(&format!("[{} bytes of binary data]", l.len()));
+            }
+        }
+    }
+    Some(Decoded {
+        text: Cow::Owned(text),
+        encoding: UTF_8,
+        invalid: 0,
+        nuls: 0,
+        binary_lines,
+    })
 }
 
 /// True when `infer` knows the magic bytes and they cannot begin a text: the first byte is
@@ -317,6 +392,7 @@ pub fn lossy(bytes: &[u8]) -> Decoded<'_> {
                 encoding: UTF_8,
                 invalid: 0,
                 nuls: 0,
+                binary_lines: 0,
             };
         }
     }
@@ -346,6 +422,7 @@ fn utf8_lossy(bytes: &[u8]) -> Decoded<'_> {
         encoding: UTF_8,
         invalid,
         nuls,
+        binary_lines: 0,
     }
 }
 
@@ -403,6 +480,7 @@ fn decode_with(enc: &'static Encoding, bytes: &[u8]) -> Option<Decoded<'static>>
         encoding: enc,
         invalid: verdict.errors,
         nuls,
+        binary_lines: 0,
     })
 }
 

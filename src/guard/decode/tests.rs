@@ -239,3 +239,40 @@ fn binaries_stay_binary() {
     let nums: Vec<u8> = (0..200u16).flat_map(|i| (i % 32).to_le_bytes()).collect();
     assert!(decode(&nums).is_none());
 }
+
+/// A text with a binary file's lines among its own (`git diff --check` over a repository with
+/// an `.ai` file) is text: its clean lines as they are, each binary line as a marker, line
+/// numbers kept. Mostly binary bytes, or a known magic, stay binary.
+#[test]
+fn a_text_with_binary_lines_is_text() {
+    let mut bytes = Vec::new();
+    for k in 0..40 {
+        bytes.extend_from_slice(format!("docs/a{k}.rst:{k}: trailing whitespace.\n").as_bytes());
+    }
+    // 255 bytes: a `+`, then every byte but NUL and LF.
+    bytes.push(b'+');
+    bytes.extend((1..=255u8).filter(|&b| b != b'\n'));
+    bytes.push(b'\n');
+    bytes.extend_from_slice(b"ext/logo.ai:3459: trailing whitespace.\n");
+    let d = decode(&bytes).expect("text");
+    let lines: Vec<&str> = d.text.split('\n').collect();
+    assert_eq!(lines[40], "[255 bytes of binary data]");
+    assert_eq!(lines[41], "ext/logo.ai:3459: trailing whitespace.");
+    assert_eq!(d.binary_lines, 1);
+    assert!(!d.is_exact());
+    assert!(
+        d.describe().contains("1 line of binary bytes"),
+        "{}",
+        d.describe()
+    );
+    // Half the lines binary: binary.
+    let mut half = Vec::new();
+    for _ in 0..20 {
+        half.extend_from_slice(b"a line of text\n\x01\x02\x03\xff\xfe\x04\x05\n");
+    }
+    assert!(decode(&half).is_none());
+    // A PNG's magic stays binary whatever follows.
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend_from_slice(&bytes);
+    assert!(decode(&png).is_none());
+}
