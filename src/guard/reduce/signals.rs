@@ -35,7 +35,6 @@ mod series;
 mod set_aside;
 mod slots;
 mod subset;
-mod worded;
 
 pub use each::section_firsts;
 use extremes::extreme_field;
@@ -403,12 +402,6 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             PICKED_REL
         };
         s.pick(i, Some(f), rel);
-    }
-    // The few lines of a shape whose fixed words the question writes: each is an answer of
-    // its own, not a near copy of the first (their relevance is their words': raised to that
-    // of a picked record, holdout -4).
-    for i in worded::worded(u, q) {
-        s.picked.insert(i);
     }
     // Records past a threshold the question states, on a field it names: the answer, each
     // one (or where a long run past it starts).
