@@ -140,10 +140,10 @@ static TITLE_NAME_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// An error word that qualifies the noun after it (`a fast memory error detector`, `Windows
 /// error handling`, `error-prone`, `error types`, `leading IBM error codes`, `the error
-/// paths`): what a package, library, feature or change is about, as its description says, not
+/// paths`, PHP's `error control operator`): what a package, library, feature or change is about, as its description says, not
 /// an error that happened. Plural nouns only: `error code 2` is one.
 static DESCRIBED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\berrors?[- ](?:detectors?|detection|handling|handlers?|reporting|reporters?|correction|correcting|checking|checkers?|recovery|prone|types|classes|librar(?:y|ies)|descriptions?|propagation|tracking|trackers?|management|formatting|chains|codes|messages|paths|cases|conditions|callbacks)\b").unwrap()
+    Regex::new(r"(?i)\berrors?[- ](?:detectors?|detection|handling|handlers?|reporting|reporters?|correction|correcting|checking|checkers?|recovery|prone|types|classes|librar(?:y|ies)|descriptions?|propagation|tracking|trackers?|management|formatting|chains|codes|messages|paths|cases|conditions|callbacks|control)\b").unwrap()
 });
 /// A line of an `ls -l` (or `find -ls`) listing: a file's mode, links, owner… and its name. A
 /// file named `error` or `core.fail` is an entry, not an error.
@@ -218,11 +218,12 @@ static SETTING: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A passing or skipped test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP
 /// `ok 12`, pytest `PASSED` / `SKIPPED`, unittest's `test x ... ok`, `... skipped 'stty
-/// invocation failed'`, `... expected failure`, `✓`): its name or reason may say "error" or
+/// invocation failed'`, `... expected failure`, `✓`, graphql-inspector's `[log] ✔  Type
+/// DependabotUpdateError was added`): its name or reason may say "error" or
 /// "failed" (`PASS: plugin error`); the test did not fail.
 static PASSED_VERDICT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|ok\s+\d+\b|[✓✔]\s|--- (?:PASS|SKIP):\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$|\s\.\.\.\s+(?:skipped\b|expected failure$)|\sSKIPPED(?:\s|$)",
+        r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|ok\s+\d+\b|(?:\[\w+\]\s+)?[✓✔]\s|--- (?:PASS|SKIP):\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$|\s\.\.\.\s+(?:skipped\b|expected failure$)|\sSKIPPED(?:\s|$)",
     )
     .unwrap()
 });
@@ -331,6 +332,14 @@ fn mended(before: &str) -> bool {
 static ADDRESSED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*(?:0x)?[0-9a-fA-F]{8,16}\b").unwrap());
 
+/// A line that opens with a source location (`Foo/LoaderLoadException.php:44  ElseExpression
+/// …`, `a.py:12:`): a finding about that code, whose class names (`Avoid excessively long class
+/// names like FileLoaderImportCircularReferenceException.`, phpmd; trial of session 52) are
+/// the code's, unless thrown (`tests/test_a.py:42: AssertionError`).
+static LOCATED_AT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\./)?[\w./+-]*\.[A-Za-z]{1,6}:\d+(?:[:,]\d+)?[:\s]").unwrap()
+});
+
 /// True when the line names a class of error (`ValueError: bad`, `java.io.IOException`), not
 /// a file or path that has such a name (`CheckError.java`, `java/lang/AssertionError/Cause.java`):
 /// a match after `/` or before `/` or `.` and a letter or digit is part of a path.
@@ -345,7 +354,8 @@ fn named_error(line: &str) -> bool {
 fn unleveled_named_error(line: &str) -> bool {
     // The class search runs only on the few lines that name an error class at all.
     named_error(line)
-        && (!ADDRESSED.is_match(line) || outside_paths(&THROWN_ERROR, line))
+        && (!ADDRESSED.is_match(line) && !LOCATED_AT.is_match(line)
+            || outside_paths(&THROWN_ERROR, line))
         && (!DOTTED_CLASS.is_match(line)
             || outside_names(&NAMED_ERROR, line)
             || outside_paths(&THROWN_ERROR, line))
@@ -571,7 +581,8 @@ pub fn severity(line: &str) -> Severity {
             return Severity::Error;
         }
     }
-    if WARN.is_match(line) || LOCATED_FINDING.is_match(line) {
+    // `./PHPUnit/Framework/Error/Warning.php` names a file (`php -l`; trial of session 52).
+    if outside_paths(&WARN, line) || LOCATED_FINDING.is_match(line) {
         return Severity::Warn;
     }
     Severity::None
@@ -702,9 +713,10 @@ static MARKED_DIAGNOSTIC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s{0,4}(?:(!\s+[\w@/.-]+\([\w@/.:-]+\):\s|⚠\s+\S)|(x\s+[\w@/.-]+\([\w@/.:-]+\):\s|×\s+\S))").unwrap()
 });
 
-/// One name in quotes, with no space in it (`'error'`, `"UnicodeDecodeError"`, `` `err` ``).
+/// One name in quotes, with no space in it (`'error'`, `"UnicodeDecodeError"`, `` `err` ``,
+/// PHP's `'\Exception'` and `'\App\FooError'`).
 static QUOTED_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"'[A-Za-z_$][\w$.:-]*'|"[A-Za-z_$][\w$.:-]*"|`[A-Za-z_$][\w$.:-]*`|‘[A-Za-z_$][\w$.:-]*’"#).unwrap()
+    Regex::new(r#"'\\?[A-Za-z_$][\w$.:\\-]*'|"\\?[A-Za-z_$][\w$.:\\-]*"|`\\?[A-Za-z_$][\w$.:\\-]*`|‘\\?[A-Za-z_$][\w$.:\\-]*’"#).unwrap()
 });
 
 /// `line` with each quoted name ([`QUOTED_NAME`]) that is no key and no key's value (not

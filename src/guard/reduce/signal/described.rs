@@ -70,6 +70,9 @@ pub fn described(lines: &[(usize, &str)]) -> Vec<usize> {
     out.extend(hunk_lines(lines));
     out.extend(echoed_source(lines));
     out.extend(change_entries(lines));
+    if document(lines) {
+        out.extend(0..lines.len());
+    }
     out.sort_unstable();
     out.dedup();
     out
@@ -137,10 +140,40 @@ fn hunk_lines(lines: &[(usize, &str)]) -> Vec<usize> {
     out
 }
 
+/// A Markdown heading of level 2 or deeper (`### exit\_on\_error[¶](#exit-on-error …)`).
+static HEADING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^#{2,6} \S").unwrap());
+
+/// A Markdown link or image (`[text](url)`).
+static LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\]\([^)\s]+").unwrap());
+
+/// Fewest level-2+ headings of a Markdown document ([`document`]).
+const MIN_HEADINGS: usize = 5;
+
+/// Fewest Markdown links of a Markdown document ([`document`]).
+const MIN_LINKS: usize = 10;
+
+/// True for a Markdown document (a documentation page as an MCP fetch server returns it, a
+/// README): at least [`MIN_HEADINGS`] `##` headings and [`MIN_LINKS`] links. It explains what
+/// a program does (`it will exit with error info`, an example's `PROG: error: no such option:
+/// -2`); none of it is an error of the run that fetched it (trial of session 52: Python's
+/// argparse page read as 49 error lines). A shell script's `# comment` lines are no headings.
+fn document(lines: &[(usize, &str)]) -> bool {
+    lines.iter().filter(|l| HEADING.is_match(l.1)).count() >= MIN_HEADINGS
+        && lines
+            .iter()
+            .map(|l| LINK.find_iter(l.1).count())
+            .sum::<usize>()
+            >= MIN_LINKS
+}
+
 /// A GNU ChangeLog entry's header: `2019-02-25  Arnold D. Robbins  <arnold@skeeve.com>`.
 static CHANGELOG_HEAD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\d{4}-\d{2}-\d{2}\s+[^<\s][^<]*<[^<>\s]+@[^<>\s]+>\s*$").unwrap()
 });
+
+/// A `git shortlog` author line: `David Lord <davidism@gmail.com> (1833):`.
+static SHORTLOG_HEAD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\S[^\t]* \(\d+\):$").unwrap());
 
 /// A git log's commit line (`commit 9f1c2e7…`, with `--decorate`'s names after it).
 static COMMIT_HEAD: LazyLock<Regex> =
@@ -150,25 +183,24 @@ static COMMIT_HEAD: LazyLock<Regex> =
 const MIN_ENTRIES: usize = 2;
 
 /// The indices of the lines that describe a change in a change log: in a GNU ChangeLog (at
-/// least [`MIN_ENTRIES`] `date  name  <email>` headers), each entry's indented lines; in a
+/// least [`MIN_ENTRIES`] `date  name  <email>` headers) or a `git shortlog` (as many `name
+/// <email> (count):` lines), each entry's indented lines; in a
 /// git log (as many `commit <sha>` lines), a commit's message, its lines indented four
 /// spaces after `Date:`. `__attribute((pure)) since it causes failures with gcc -O2`, `return
 /// zero in case there was an error opening the file.` say what a change was for, not what
 /// this run hit (trial of session 51: a ChangeLog read through MCP had 76 error lines).
 fn change_entries(lines: &[(usize, &str)]) -> Vec<usize> {
-    let gnu = lines
-        .iter()
-        .filter(|l| CHANGELOG_HEAD.is_match(l.1))
-        .count()
-        >= MIN_ENTRIES;
-    let git = lines.iter().filter(|l| COMMIT_HEAD.is_match(l.1)).count() >= MIN_ENTRIES;
+    let heads = |re: &Regex| lines.iter().filter(|l| re.is_match(l.1)).count() >= MIN_ENTRIES;
+    let gnu = heads(&CHANGELOG_HEAD) || heads(&SHORTLOG_HEAD);
+    let git = heads(&COMMIT_HEAD);
     if !gnu && !git {
         return Vec::new();
     }
     let mut out = Vec::new();
     let mut in_entry = false;
     for (i, &(_, l)) in lines.iter().enumerate() {
-        if gnu && CHANGELOG_HEAD.is_match(l) || git && l.starts_with("Date:") {
+        let head = CHANGELOG_HEAD.is_match(l) || SHORTLOG_HEAD.is_match(l);
+        if gnu && head || git && l.starts_with("Date:") {
             in_entry = true;
         } else if in_entry && (gnu && l.starts_with(['\t', ' ']) || git && l.starts_with("    ")) {
             out.push(i);
@@ -271,9 +303,31 @@ mod tests {
         let lines = numbered(git);
         let d: Vec<usize> = described(&lines).iter().map(|&i| lines[i].0).collect();
         assert_eq!(d, vec![5, 7, 13], "{d:?}");
+        let short = "David Lord <davidism@gmail.com> (1833):\n      show error if multiple Flask instances are detected\n      fix test failure\n\nNeil Grey <neil@x.com> (3):\n      Werkzeug should not block propagated exceptions\n";
+        let lines = numbered(short);
+        let d: Vec<usize> = described(&lines).iter().map(|&i| lines[i].0).collect();
+        assert_eq!(d, vec![2, 3, 6], "{d:?}");
         // One entry is no change log.
         let one = numbered("2011-08-10  John Haque  <j.eh@mchsi.com>\n\tan error opening it\n");
         assert!(described(&one).is_empty());
+    }
+
+    #[test]
+    fn a_markdown_document_describes() {
+        let mut page = String::from("# argparse\n\n");
+        for k in 0..5 {
+            page.push_str(&format!(
+                "### exit\\_on\\_error{k}[¶](#exit-on-error{k} \"Permalink\")\n\nIt will exit with error info; see [a](https://x/{k}) and [b](https://y/{k}).\n\n"
+            ));
+        }
+        let lines = numbered(&page);
+        assert_eq!(described(&lines).len(), lines.len());
+        // Four headings are no document; nor are a script's comments.
+        let fewer = page.replacen("### ", "", 2);
+        let few = numbered(&fewer);
+        assert!(!described(&few)
+            .iter()
+            .any(|&i| few[i].1.contains("error info")));
     }
 
     #[test]

@@ -180,13 +180,25 @@ fn a_described_error_or_a_listed_file_is_no_error() {
         "\tto remove leading IBM error codes.  This might one day make more of the",
         "\tbig -> big_flag, bigbig -> bigbig_flag.  Solves compilation errors",
         "0x00007ff720940810 (+0x00008810)  runtime stub  delayed StackOverflowError throw_exception",
+        "/usr/share/php/Symfony/Component/Config/FileLocator.php:36   ErrorControlOperator   Remove error control operator '@' on line 60.",
+        "/usr/share/php/Symfony/Component/Config/Exception/LoaderLoadException.php:31   StaticAccess   Avoid using static access to class '\\Exception' in method '__construct'.",
+        "No syntax errors detected in ./PHPUnit/Framework/Error/Warning.php",
+        "No syntax errors detected in ./PHPUnit/Framework/Error/Deprecated.php",
+        "[log] ✔  Type DependabotUpdateError was added",
     ] {
         assert_eq!(severity(l), Severity::None, "{l}");
     }
+    // A class a finding at a source location names is the code's; a lint finding is a warning.
+    assert_eq!(
+        severity("/usr/share/php/Symfony/Component/Config/Exception/FileLoaderImportCircularReferenceException.php:19  LongClassName  Avoid excessively long class names like FileLoaderImportCircularReferenceException. Keep class name length under 40."),
+        Severity::None
+    );
     for l in [
         "error: the error handling module failed to load",
         "0x00007f3a12345678 java.lang.OutOfMemoryError: Java heap space",
         "make: *** [Makefile:12: a.o] Error code 2",
+        "tests/test_a.py:42: AssertionError",
+        "[log] ✖  Type EnterpriseUserAccountConnection was removed",
         "thread 'main' panicked at src/error.rs:12:5",
         "ls: cannot access '/srv/error': No such file or directory",
     ] {
