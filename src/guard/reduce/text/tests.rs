@@ -22,6 +22,10 @@ fn lines_with_different_labels_are_different_templates() {
     assert_eq!(query.lines, vec![2, 5], "two Query: lines, not four");
     // Values still vary under one label.
     assert!(!labels_clash(&["user=", "<*>"], &["user=", "bob"]));
+    // A status word in capitals that opens a line is its kind: `SKIP a.js` and `OKK b.js`.
+    assert!(labels_clash(&["SKIP", "a.js"], &["OKK", "b.js"]));
+    assert!(!labels_clash(&["SKIP", "a.js"], &["SKIP", "b.js"]));
+    assert!(!labels_clash(&["open", "a.js"], &["read", "b.js"]));
     assert!(labels_clash(
         &["#", "Query:", "<*>"],
         &["#", "BLASTN", "<*>"]
