@@ -765,6 +765,13 @@ fn line_fields(line: &str) -> Vec<(String, String)> {
         if v.starts_with(':') {
             continue;
         }
+        // A URL (`https://github.blog/…`, read as `https: //github.blog/…` in a summary's
+        // fact) and a host's path as git writes one (`github.com:obeattie/flask`): an address,
+        // not a key and its value (trial of session 52).
+        let tight = &hay[ke..vs] == ":";
+        if v.starts_with("//") || tight && k.contains('.') && v.contains('/') {
+            continue;
+        }
         if !v.is_empty() {
             out.push((k, with_unit(v, &hay[c.get(2).map_or(0, |m| m.end())..])));
         }

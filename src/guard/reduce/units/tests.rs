@@ -339,6 +339,18 @@ fn a_leading_label_of_a_few_words_is_a_field() {
 }
 
 #[test]
+fn an_address_is_no_key_and_value() {
+    let f = line_fields("  see https://github.blog/changelog for details, retry=3");
+    assert_eq!(f, vec![("retry".to_string(), "3".to_string())]);
+    assert!(line_fields("  Merge branch 'master' of github.com:obeattie/flask").is_empty());
+    // A dotted key with a space before its value stays one.
+    assert_eq!(
+        line_fields("net.core.somaxconn: 4096"),
+        vec![("net.core.somaxconn".to_string(), "4096".to_string())]
+    );
+}
+
+#[test]
 fn a_minified_pages_structured_data_is_walked() {
     let para =
         "<p>The warming limit is dead, unless we take purposeful actions now.</p>".repeat(30);
