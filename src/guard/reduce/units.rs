@@ -19,6 +19,7 @@ mod ancestry;
 mod described;
 mod json;
 mod rows;
+pub(crate) use rows::split_csv;
 mod stanzas;
 mod templates;
 

@@ -328,3 +328,21 @@ fn a_hash_over_row_numbers_is_a_column() {
     let (_, cols) = find_header(&lines).expect("a header");
     assert_eq!(cols[0].1, "#");
 }
+
+/// Commas inside a CSV field's quotes separate nothing: quoted strings each with a trailing
+/// comma are a list, not a table; a CSV with a quoted comma in a field is still one.
+#[test]
+fn quoted_commas_make_no_csv() {
+    let list: Vec<String> = (0..10)
+        .map(|k| format!("    \"Location(file=PosixPath('a{k}.py'), line={k}, column=1)\","))
+        .collect();
+    let list: Vec<&str> = list.iter().map(String::as_str).collect();
+    assert!(!looks_like_csv(&list));
+    let csv = [
+        "name,city,n",
+        "\"Smith, J\",Oslo,3",
+        "Lee,\"Bergen, NO\",4",
+        "Ng,Rome,5",
+    ];
+    assert!(looks_like_csv(&csv));
+}

@@ -271,7 +271,7 @@ fn delimiter(lines: &[&str]) -> Option<char> {
 /// Splits one CSV line on `d`, honouring double quotes as RFC 4180 does: a quote opens a
 /// quoted field only at the field's start, so a quote inside an unquoted field (free text of
 /// a `|`-separated export: `... COOLING "On January 5, ...`) is text, not a quote.
-fn split_csv(line: &str, d: char) -> Vec<String> {
+pub(crate) fn split_csv(line: &str, d: char) -> Vec<String> {
     split_raw(line, d)
         .into_iter()
         .map(|s| s.trim().trim_matches('"').to_string())
