@@ -328,9 +328,20 @@ fn mended(before: &str) -> bool {
 /// delayed StackOverflowError throw_exception` in `jcmd Compiler.CodeHeap_Analytics`, an `nm`
 /// symbol, `git log --oneline`'s `1a2b3c4d Catch ValueError in the parser`): a listing of
 /// code or changes, whose class names are symbols unless thrown ([`THROWN_ERROR`]; trial of
-/// session 51).
+/// session 51). An address has `0x` or 12-16 hex digits, a hash 7-11 with a letter among
+/// them: a date (`20261207 NullPointerException in handler`) leads no listing.
 static ADDRESSED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*(?:0x)?[0-9a-fA-F]{8,16}\b").unwrap());
+    LazyLock::new(|| Regex::new(r"^\s*(0x)?([0-9a-fA-F]{7,16})\b").unwrap());
+
+/// True when `line` is led by an address or a hash ([`ADDRESSED`]).
+fn addressed(line: &str) -> bool {
+    ADDRESSED.captures(line).is_some_and(|c| {
+        let hex = &c[2];
+        c.get(1).is_some()
+            || hex.len() >= 12
+            || hex.len() >= 7 && hex.bytes().any(|b| b.is_ascii_alphabetic())
+    })
+}
 
 /// A line that opens with a source location (`Foo/LoaderLoadException.php:44  ElseExpression
 /// …`, `a.py:12:`): a finding about that code, whose class names (`Avoid excessively long class
@@ -354,8 +365,7 @@ fn named_error(line: &str) -> bool {
 fn unleveled_named_error(line: &str) -> bool {
     // The class search runs only on the few lines that name an error class at all.
     named_error(line)
-        && (!ADDRESSED.is_match(line) && !LOCATED_AT.is_match(line)
-            || outside_paths(&THROWN_ERROR, line))
+        && (!addressed(line) && !LOCATED_AT.is_match(line) || outside_paths(&THROWN_ERROR, line))
         && (!DOTTED_CLASS.is_match(line)
             || outside_names(&NAMED_ERROR, line)
             || outside_paths(&THROWN_ERROR, line))

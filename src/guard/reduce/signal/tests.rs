@@ -198,6 +198,7 @@ fn a_described_error_or_a_listed_file_is_no_error() {
         "0x00007f3a12345678 java.lang.OutOfMemoryError: Java heap space",
         "make: *** [Makefile:12: a.o] Error code 2",
         "tests/test_a.py:42: AssertionError",
+        "20261207 NullPointerException in handler",
         "[log] ✖  Type EnterpriseUserAccountConnection was removed",
         "thread 'main' panicked at src/error.rs:12:5",
         "ls: cannot access '/srv/error': No such file or directory",
