@@ -140,8 +140,9 @@ static TITLE_NAME_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// An error word that qualifies the noun after it (`a fast memory error detector`, `Windows
 /// error handling`, `error-prone`, `error types`, `leading IBM error codes`, `the error
-/// paths`, PHP's `error control operator`): what a package, library, feature or change is about, as its description says, not
-/// an error that happened. Plural nouns only: `error code 2` is one.
+/// paths`, PHP's `error control operator`): what a package, library, feature or change is
+/// about, as its description says, not an error that happened. Plural nouns only (and
+/// `control`): `error code 2` is one.
 static DESCRIBED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\berrors?[- ](?:detectors?|detection|handling|handlers?|reporting|reporters?|correction|correcting|checking|checkers?|recovery|prone|types|classes|librar(?:y|ies)|descriptions?|propagation|tracking|trackers?|management|formatting|chains|codes|messages|paths|cases|conditions|callbacks|control)\b").unwrap()
 });

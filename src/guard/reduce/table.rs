@@ -400,8 +400,8 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
     for &i in &body {
         let l = lines[i];
         let fields = if csv {
-            // Quoted cells keep their commas (`"RIFLE,5.56 MILLIMETER"`): split by them, 11
-            // of 1,575 rows were rows (dev csv_dataset_a2).
+            // A quoted cell keeps its commas (`"RIFLE,5.56 MILLIMETER"`): split at every comma,
+            // 11 of dev csv_dataset_a2's 1,575 rows had the header's count of cells.
             crate::guard::reduce::units::split_csv(l, ',')
         } else {
             split_row(l, &cols, layout.unwrap_or(Layout::Words))

@@ -4,7 +4,8 @@
 //! error log.`, `"There seems to be an error with Embedly while trying to embed this URL. "`)
 //! say what a program may do or print, not what happened; read one line at a time they look
 //! like errors (live set and trial of session 50: `mysqld --verbose --help` read as 82 error
-//! lines, two `.pot` files as 6 and 7).
+//! lines, two `.pot` files as 6 and 7). So do a change log's entries (a GNU ChangeLog, a git
+//! log's messages, a `git shortlog`) and a Markdown document (sessions 51 and 52).
 
 use regex::Regex;
 use std::sync::LazyLock;
@@ -184,9 +185,8 @@ const MIN_ENTRIES: usize = 2;
 
 /// The indices of the lines that describe a change in a change log: in a GNU ChangeLog (at
 /// least [`MIN_ENTRIES`] `date  name  <email>` headers) or a `git shortlog` (as many `name
-/// <email> (count):` lines), each entry's indented lines; in a
-/// git log (as many `commit <sha>` lines), a commit's message, its lines indented four
-/// spaces after `Date:`. `__attribute((pure)) since it causes failures with gcc -O2`, `return
+/// <email> (count):` lines), each entry's indented lines; in a git log (as many `commit <sha>`
+/// lines), a commit's message, its lines indented four spaces after `Date:`. `__attribute((pure)) since it causes failures with gcc -O2`, `return
 /// zero in case there was an error opening the file.` say what a change was for, not what
 /// this run hit (trial of session 51: a ChangeLog read through MCP had 76 error lines).
 fn change_entries(lines: &[(usize, &str)]) -> Vec<usize> {
@@ -322,7 +322,7 @@ mod tests {
         }
         let lines = numbered(&page);
         assert_eq!(described(&lines).len(), lines.len());
-        // Four headings are no document; nor are a script's comments.
+        // Three headings are no document.
         let fewer = page.replacen("### ", "", 2);
         let few = numbered(&fewer);
         assert!(!described(&few)

@@ -31,8 +31,8 @@ fn label(tok: &str) -> bool {
 /// other positions agree, so they are never one template (Drain alone would merge them at
 /// 2 of 3 positions and count 16 `Query:` lines for 8).
 ///
-/// A first token that is a status word in capitals (`SKIP`, `OKK`, `PASS`, `FAIL`: jscodeshift's
-/// verdicts) is a label too: `SKIP a.js` and `OKK b.js` are two kinds of line (trial of session
+/// A first token that is a status word in capitals (jscodeshift's `SKIP` and `OKK`, `PASS`,
+/// `FAIL`, a level's `INFO`) is a label too: `SKIP a.js` and `OKK b.js` are two kinds of line (trial of session
 /// 52: 991 `SKIP` and 430 `OKK` lines were shown as ×1425 lines like a `SKIP` one).
 pub fn labels_clash<A: AsRef<str>, B: AsRef<str>>(a: &[A], b: &[B]) -> bool {
     let status = |t: &str| (2..=8).contains(&t.len()) && t.bytes().all(|c| c.is_ascii_uppercase());
