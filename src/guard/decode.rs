@@ -247,6 +247,14 @@ pub const MIXED_MIN_LINES: usize = 20;
 /// lines to be binary lines in a text ([`mixed`]).
 pub const MIXED_MIN_CLEAN_PERCENT: usize = 80;
 
+/// `line` as text when it is valid UTF-8 with no NUL and no odd control char
+/// ([`is_odd_char`]); `None` for a binary line ([`mixed`]).
+fn clean_line(line: &[u8]) -> Option<&str> {
+    std::str::from_utf8(line)
+        .ok()
+        .filter(|s| !s.chars().any(|c| c == '\0' || is_odd_char(c)))
+}
+
 /// A text with lines of binary bytes in it, as `git diff --check` prints a binary file's lines
 /// among its findings (trial of session 52: 110 of 1,023 lines, a third of the bytes, hid the
 /// whole output as "raw binary data"): no magic `infer` knows, at least [`MIXED_MIN_LINES`]
@@ -258,16 +266,13 @@ fn mixed(bytes: &[u8]) -> Option<Decoded<'static>> {
     if super::binary::sniff(bytes).is_some() {
         return None;
     }
-    let clean = |l: &[u8]| {
-        std::str::from_utf8(l).is_ok_and(|s| !s.chars().any(|c| c == '\0' || is_odd_char(c)))
-    };
     let (mut lines, mut clean_lines, mut clean_bytes) = (0, 0, 0);
     for l in bytes.split(|&b| b == b'\n') {
         if l.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         lines += 1;
-        if clean(l) {
+        if clean_line(l).is_some() {
             clean_lines += 1;
             clean_bytes += l.len();
         }
@@ -284,9 +289,9 @@ fn mixed(bytes: &[u8]) -> Option<Decoded<'static>> {
         if k > 0 {
             text.push('\n');
         }
-        match std::str::from_utf8(l) {
-            Ok(s) if clean(l) || l.iter().all(u8::is_ascii_whitespace) => text.push_str(s),
-            _ => {
+        match clean_line(l) {
+            Some(s) => text.push_str(s),
+            None => {
                 binary_lines += 1;
                 text.push_str(&format!("[{} bytes of binary data]", l.len()));
             }
