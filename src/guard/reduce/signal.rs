@@ -5,6 +5,7 @@ use regex::Regex;
 use std::sync::LazyLock;
 
 mod described;
+mod quiet;
 mod tally;
 pub use described::described;
 pub use tally::{counted_by_tally, tally};
@@ -33,50 +34,16 @@ static NAMED_ERROR: LazyLock<Regex> =
 /// org.codehaus.plexus.util.xml.pull.XmlPullParserException < plexus.core`).
 static THROWN_ERROR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b[A-Z][A-Za-z]*(?:Exception|Error)(?::(?:\s|$)|\s*$)").unwrap());
-/// A probe's result line: autoconf's `checking for abort... yes`, CMake's `-- Looking for
-/// error.h - not found` / `-- Performing Test HAVE_X - Failed`. A probe that finds nothing is
-/// what configuring is for, not an error (the run's own `configure: error:` is one).
-static PROBE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:checking [^\n]{1,200}?\.\.\.(?:\s|$)|-- (?:Looking for|Performing Test|Check(?:ing)? (?:for|if|whether|size|that)) [^\n]{1,200} - )").unwrap()
-});
 /// make's own error (`make: *** No rule to make target 'src/a.c', needed by 'a.o'.  Stop.`,
 /// `make[2]: *** [Makefile:12: a.o] Error 1`): the run failed, whatever words follow.
 static MAKE_ERROR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^g?make(?:\[\d+\])?: \*\*\* ").unwrap());
-/// A compiler's remark at a source location (`kern.c:3:6: note: vectorized 1 loops`, gcc
-/// `-fopt-info`'s `optimized:` and `missed:`, clang's `remark:`): what the compiler noticed or
-/// did, not a failure, whatever its words (`Analysis failed with vector mode V4SF`).
-static LOCATED_REMARK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[^\s:]+:\d+(?::\d+)?:\s*(?:note|remark|optimized|missed|info|help|hint)\s*:")
-        .unwrap()
-});
-/// A C preprocessor directive (`#define SIGSEGV 11`, `#include <errno.h>`, `#ifdef
-/// HAVE_ERROR_H`): source code, as `gcc -dM -E` dumps it; its names are no event. `#if`,
-/// `#else` and `#include` only written tight: `# if the build fails` is a comment.
-static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^\s*(?:#\s*(?:define|undef|ifdef|ifndef|elif|endif|pragma)|#(?:if|else|include))\b",
-    )
-    .unwrap()
-});
-/// An assembler's data directive or a compiler's source echo in assembly (`gcc -S
-/// -fverbose-asm`): `.string "function `%s' not defined"`, `.section .rodata`, and
-/// `# interpret.h:1304:   fatal(_("…"));`, the C line the instructions below it came from.
-/// The program's strings and code, not what the compiler reported (trial of session 51: 2% of
-/// an assembly listing's lines read as errors).
-static ASSEMBLY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*\.(?:string|ascii|asciz|section|ident|file|stabs)\s|^#\s?[\w./+-]+\.[A-Za-z]{1,6}:\d+:\s").unwrap()
-});
 /// A finding at a source location with no level word (`go vet`'s `pkg/a.go:19:9: fmt.Sprintf
 /// format %d has arg name of wrong type string`, `go build`'s `./main.go:12:5: undefined: x`):
 /// a path with an extension, a line and a column, then a message. A warning at least: the
 /// tool found something there.
 static LOCATED_FINDING: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:\./)?[\w./+-]*\.[A-Za-z]{1,6}:\d+:\d+: [A-Za-z(]").unwrap());
-/// A line that is one quoted name and its comma: an entry of a list of names (`"errors",` among
-/// a Go package's `Imports`, an enum's `"error",`).
-static LISTED_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"^\s*"[\w./@:+-]{1,100}",?\s*$"#).unwrap());
 static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b(errors?|exceptions?|fatal|failed|failures?|fails|panic(ked)?|traceback|refused|denied|unreachable|timed out|cannot|can't|couldn't|unable to|no space left|oomkilled|crashloopbackoff|imagepullbackoff|errimagepull|segmentation fault|segfault|sig(segv|abrt|bus|ill|fpe)|access violation|exc_bad_access|crashed|crash reason|problematic frame|core dumped|aborted|abort|rejected|not-found|not found|unauthorized|forbidden|assert(ion)?error|no such file|undefined reference|undefined symbols?|multiple definition of|unresolved external symbol)\b|exit(ed)? (with )?(status|code) [1-9]|exit status [1-9]|status:? [45]\d\d\b|HTTP/\d\.\d\" [45]\d\d\b|<<< (FAILURE|ERROR)|✗|✖|^E   "#).unwrap()
 });
@@ -84,26 +51,6 @@ static WORD_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 static DOTTED_CLASS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*\.(?:[A-Z]\w*)?(?:Exception|Error)\b")
         .unwrap()
-});
-/// A gettext catalogue's entry (`msgid "Forbidden"`, `msgstr[1] "…"`, an obsolete `#~ msgid`):
-/// a message the program may show, not one it showed (trial of session 47: a `.po` file with
-/// no error read as 24 error lines).
-static GETTEXT_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^(?:#~\s*)?msg(?:id|id_plural|str|ctxt)(?:\[\d+\])?\s+""#).unwrap()
-});
-/// An error counter's row whose numbers are all zero, after at most a time or label column
-/// (`sar -I`'s `18:43:59  ERR  0.00  0.00  0.00`, `Average:  ERR  0.00`; trial of session
-/// 46): no error happened, whatever level the word reads as.
-static ZERO_ROW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*(?:[\w:.-]+\s+){0,2}(?:err|errs|errors?|failures?|failed|faults?)(?:\s+0+(?:\.0+)?%?)+\s*$").unwrap()
-});
-/// A label that says there was no error (`Error: (none)` in Gemini CLI's shell result,
-/// `stderr: <empty>`, `errors = null`): no error of its own.
-static NO_ERROR_FIELD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)^\s*(?:std)?err(?:or)?s?\s*[:=]\s*[(<\[]?(?:none|null|nil|n/a|-|empty)[)>\]]?\s*$",
-    )
-    .unwrap()
 });
 static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
@@ -146,26 +93,9 @@ static TITLE_NAME_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 static DESCRIBED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\berrors?[- ](?:detectors?|detection|handling|handlers?|reporting|reporters?|correction|correcting|checking|checkers?|recovery|prone|types|classes|librar(?:y|ies)|descriptions?|propagation|tracking|trackers?|management|formatting|chains|codes|messages|paths|cases|conditions|callbacks|control)\b").unwrap()
 });
-/// A line of an `ls -l` (or `find -ls`) listing: a file's mode, links, owner… and its name. A
-/// file named `error` or `core.fail` is an entry, not an error.
-static LS_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:\d+\s+\d+\s+)?[-dlcbps][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s").unwrap()
-});
 static WARN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(WARN|WARNING|Warning|DEPRECATED)\b|[A-Z][a-z]+Warning\b|(?i)\[warn(ing)?\]|level=warn|\bwarning:|##\[warning\]|\bdeprecated\b").unwrap()
 });
-/// A compiler's quote of the source line a diagnostic points at (gcc, clang, rustc: ` 1594 |
-/// _mi_os_reset(p, n); // note: cannot use …`): code, whose words (`cannot`, `fail`) are no
-/// error. One bar only: a table row (`  42 | failed | 3`) has more.
-/// biome's box-drawn gutter reads the same (`  > 978 │ a.sourceIndex - b.sourceIndex;`, its
-/// `>` marking the line pointed at; trial of session 50).
-static SOURCE_ECHO: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^ {0,6}(?:> )?\d{1,6} [|│] ").unwrap());
-/// gdb's note that it cannot show a frame's source line (`57\t./nptl/futex-internal.c: No such
-/// file or directory.`): the line number, a tab, the source path. The debugger lacks the
-/// sources; the program did not fail to open a file.
-static DEBUGGER_NO_SOURCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\d+\t[^\t]+: No such file or directory\.$").unwrap());
 /// A signal named as an argument of a call that sets up its handling (strace's
 /// `rt_sigaction(SIGILL, NULL, {…}, 8) = 0`, `signal(SIGSEGV, handler)`, `sigaddset(&s,
 /// SIGBUS)`): the program arranging for a signal, not receiving one.
@@ -205,17 +135,9 @@ static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     // a log line's prefix (after a tab or a closing `)`, `]` or `>`), only a quiet level reads
     // as one (`(corosync_node_name) \tinfo: Unable to get node name`): `error: 0` there is a
     // count, left to the vocabulary, and in prose (`see the note: it failed`) no level is.
-    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(?:=\s*)?(info|debug|trace|notice|warn|warning|error|fatal|critical|severe|note|help|hint)\s*:|(?-i:(?:[)\]>]\s*|\t)(info|debug|trace|notice|note)\s*:\s)").unwrap()
-});
-/// A line that states a setting (`IP access violation accounting is disabled`, `Error
-/// reporting is enabled`): a feature's name, then its state, with no colon or comma between
-/// (`error: feature foo is disabled` is an error). The name may hold an error word; the line
-/// reports configuration, not an event.
-static SETTING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)^\s*[a-z][a-z0-9 /().-]{0,80}\s(?:is|are)\s(?:now\s)?(?:enabled|disabled|not set|not enabled|not configured|not supported|turned on|turned off|on|off)\.?\s*$",
-    )
-    .unwrap()
+    // There a quiet level may be capitalised (rkhunter's `[11:58:00] Info: Unable to find the
+    // 'lsmod' command`; live set of session 52).
+    Regex::new(r"(?:^|[\s\[|])(INFO|DEBUG|TRACE|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|ERR|CRIT|EMERG|ALERT)(?:$|[\s\]:|!])|(?i)[\[<](info|debug|trace|notice|warn|warning|error|fatal|critical|severe|err|crit|emerg|alert)[\]>]|^\s*(?:=\s*)?(info|debug|trace|notice|warn|warning|error|fatal|critical|severe|note|help|hint)\s*:|(?-i:(?:[)\]>]\s*|\t)(info|debug|trace|notice|note|Info|Debug|Trace|Notice)\s*:\s)").unwrap()
 });
 /// A passing or skipped test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP
 /// `ok 12`, pytest `PASSED` / `SKIPPED`, unittest's `test x ... ok`, `... skipped 'stty
@@ -410,49 +332,6 @@ fn outside_names(re: &Regex, line: &str) -> bool {
     outside(re, line, b"/.")
 }
 
-/// Counters a table of counts names in its header row beside `errors` (`ip -s link`'s
-/// `RX: bytes packets errors dropped missed mcast`, a test table's `Tests Passed Failed
-/// Errors Skipped`).
-const COUNTER_WORDS: &[&str] = &[
-    "bytes",
-    "packets",
-    "dropped",
-    "drops",
-    "overrun",
-    "overruns",
-    "frame",
-    "carrier",
-    "collisions",
-    "missed",
-    "mcast",
-    "warnings",
-    "skipped",
-    "passed",
-    "total",
-    "count",
-    "tests",
-];
-
-/// True for a table's header row: four words or more, no digit, each a bare word (a trailing
-/// `:` allowed), two of them counters ([`COUNTER_WORDS`]). Its `errors` names a column.
-fn column_header(line: &str) -> bool {
-    let t = line.trim();
-    if t.len() > 200 || t.bytes().any(|b| b.is_ascii_digit()) {
-        return false;
-    }
-    let words: Vec<&str> = t.split_whitespace().collect();
-    words.len() >= 4
-        && words.iter().all(|w| {
-            let w = w.strip_suffix(':').unwrap_or(w);
-            !w.is_empty() && w.chars().all(|c| c.is_alphabetic() || c == '_' || c == '-')
-        })
-        && words
-            .iter()
-            .filter(|w| COUNTER_WORDS.contains(&w.trim_end_matches(':').to_lowercase().as_str()))
-            .count()
-            >= 2
-}
-
 /// A line of a source file quoted by a tool that lists files' lines: `grep -n`'s
 /// `./subprocess.py:168:    cmd, output, stdout, stderr, timeout`, `git blame`'s `c8cd1d62 (Ann
 /// 2026-12-01 21:24:06 +0000 129) …`, `python -m trace`'s `enum.py(1104):  except KeyError:`.
@@ -522,28 +401,7 @@ pub fn severity(line: &str) -> Severity {
     if MAKE_ERROR.is_match(line) {
         return Severity::Error;
     }
-    if is_passed_verdict(line)
-        || LOCATED_REMARK.is_match(line)
-        || DIRECTIVE.is_match(line)
-        || ASSEMBLY.is_match(line)
-        || LS_ENTRY.is_match(line)
-        || column_header(line)
-        || line.len() <= 120 && SETTING.is_match(line)
-        || SOURCE_ECHO.is_match(line)
-            && line.matches(" | ").count() + line.matches(" │ ").count() == 1
-        || DEBUGGER_NO_SOURCE.is_match(line)
-        || quoted_source(line)
-        || option_help(line)
-        || DECLARATION.is_match(line)
-        || PY_VERBOSE.is_match(line)
-        || PROBE.is_match(line)
-        || LISTED_NAME.is_match(line)
-        || ZERO_ROW.is_match(line)
-        || NO_ERROR_FIELD.is_match(line)
-        || GETTEXT_ENTRY.is_match(line)
-        || CODE_COMMENT.is_match(line)
-        || XTRACE.is_match(line)
-    {
+    if is_passed_verdict(line) || quoted_source(line) || quiet::quiet(line) {
         return Severity::None;
     }
     // An explicit level near the start of a record decides, except for strong error signals
@@ -651,7 +509,7 @@ pub fn is_caused_by(line: &str) -> bool {
 
 /// The exit code a line reports ("exited with status 1" -> 1), if any.
 pub fn exit_code(line: &str) -> Option<i64> {
-    if quoted_source(line) || option_help(line) {
+    if quoted_source(line) || quiet::option_help(line) {
         return None;
     }
     EXIT_CODE
@@ -665,55 +523,6 @@ pub fn exit_code(line: &str) -> Option<i64> {
         .or_else(|| SCRIPT_EXIT.captures(line).and_then(|c| c.get(1)))
         .and_then(|m| m.as_str().parse().ok())
 }
-
-/// True for a command-line option's help line (`  --exit-on-contradictory-flags (Exit with
-/// return code 0 on contradictory flags.)`, `  -q, --quiet  exit code 0 even on errors`): it
-/// says what an exit code would be, not what one was. The option is a word of its own (space,
-/// `,`, `=`, `[`, `<` or the end after it), so `-bash: x: command not found` is no option.
-fn option_help(line: &str) -> bool {
-    let line = crate::guard::reduce::clip_str(line, 200);
-    OPTION_HELP.is_match(line)
-        || FLAG_COLUMNS
-            .captures(line)
-            .is_some_and(|c| c[1].matches('.').count() >= 2)
-}
-
-/// An option's or a constant's row with ffmpeg's 11 flag columns (`erri  ...V....B.. Error
-/// with inserted code`): the flags hold dots where a flag is unset (2 at least, so an
-/// 11-letter word in capitals, `FAILEDTESTS`, is no flags).
-static FLAG_COLUMNS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+\S+\s+(?:<[\w ]+>\s+)?([.A-Z]{11})(?:\s|$)").unwrap());
-
-/// An option at a line's start: `-q`, `--max-old-space-size=…`, `-o <file>`; or an option's
-/// name and its value's type, indented (ffmpeg's AVOptions: `  mean_err  <boolean>
-/// ..FV....... compute and print mean error (default false)`).
-static OPTION_HELP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^\s*--?[A-Za-z][\w-]*(?:[\s,=\[<]|$)|^\s+[A-Za-z][\w.:-]*\s+<[a-z][\w ]{0,20}>\s+\S",
-    )
-    .unwrap()
-});
-
-/// A function's declaration as code or API docs write it (`func Serve(l net.Listener, handler
-/// Handler) error`, `def on_error(self, exc)`, `pub fn fail(&self) -> Error`): `error` there
-/// is a type or a name, not something that happened.
-///
-/// Also a Go declaration of a value or a field of function type (`var ErrHandlerTimeout =
-/// errors.New("http: Handler timeout")`, `Proxy func(*Request) (*url.URL, error)`) and a
-/// code comment (`// If it returns an error, the Transport's RoundTrip fails`): code and
-/// what it says it does.
-static DECLARATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:func|fn|def)\s+(?:\([^)]*\)\s*)?[A-Za-z_]\w*\s*[(<\[]",
-        r"|^\s*(?:var|const)\s+[A-Za-z_]\w*\s*=\s*\S",
-        r"|^\s*[A-Za-z_]\w*\s+func\(",
-        r"|^\s*//\s",
-        // A type declared or listed by name (`class Gem::ConflictError # is documented` in
-        // `rdoc -C`'s report, trial of session 50): a name, not a raised error.
-        r"|^\s*(?:class|module|struct|enum|interface|trait)\s+[A-Z][\w:.]*(?:\s*(?:#.*|[:({<].*)?)$"
-    ))
-    .unwrap()
-});
 
 /// A diagnostic line opened by a renderer's level mark (miette, used by oxlint and other Rust
 /// tools: `  ! eslint(no-unused-vars): Catch parameter 'e' is caught but never used.`, `  x
@@ -750,29 +559,9 @@ fn quoted_names_out(line: &str) -> std::borrow::Cow<'_, str> {
 static NESTED_ERROR_CLASS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$(?:Error|Exception|Failure|Fatal)\b").unwrap());
 
-/// A line of a C-style block comment as source code prints it (` * If input is NULL, this
-/// segfaults`, `/* unreachable */` at the start): what the code says, not what happened. Only
-/// indented for ` * `, so a list's `* ERROR: …` bullet at the margin stays one.
-static CODE_COMMENT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+\*(?:\s|$)|^\s*/\*").unwrap());
-
 /// A C-style comment after code on its line (`return 0;  /* unreachable, but … */`).
 static INLINE_COMMENT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[;{})]\s*/\*.*?\*/").unwrap());
-
-/// A command as `bash -x` / `set -x` traces it before running it (`+++ [[ --abort-after <n>
-/// Abort after encountering <n> errors. == -* ]]`): the script's text, not its outcome; what
-/// the command prints comes on lines of its own. The shell's `+ exit 1` is read by
-/// [`exit_code`].
-static XTRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\+{1,9} \S").unwrap());
-
-/// `python -v`'s trace of its imports (`import 'traceback' # <…SourceFileLoader…>`, `# destroy
-/// traceback`, `# cleanup[2] removing traceback`, `# code object from '…/traceback.cpython-311.pyc'`):
-/// modules loaded and unloaded; a module named `traceback` or `errno` is no error.
-static PY_VERBOSE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:import '[\w.]+' # |# (?:destroy|cleanup\[\d+\] (?:removing|wiping)) [\w.]+\s*$|# code object from )")
-        .unwrap()
-});
 
 /// A script's own record of how it ended: autoconf's `config.log` closes on `configure: exit 0`
 /// (and `config.status: exit 0`), a shell trace on `+ exit 1`. Checks that failed along the way

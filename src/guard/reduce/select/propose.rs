@@ -441,6 +441,12 @@ static STAMP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     .expect("stamp pattern")
 });
 
+/// True for one word that is a time stamp alone (`[12:07:56]`, `2024-01-02T10:00:00Z`,
+/// `(10:00:01.250)`): a log line's prefix.
+pub(crate) fn is_stamp(word: &str) -> bool {
+    STAMP.is_match(word)
+}
+
 /// True for a line that is a log level, a time stamp or both, and nothing else but rules of
 /// punctuation (`[INFO]`, `INFO:`, `[ERROR]`, `2022-03-15T21:06:07.8974672Z`, `12:00:01 WARN`,
 /// `[INFO] ------`; a repeat mark before it is ignored): a blank line of a levelled or stamped

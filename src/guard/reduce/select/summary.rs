@@ -4,11 +4,14 @@
 //! prints one block per suite; each block is the answer to "did any fail" for its suite, and
 //! its lines are one template, so the template round-robin would show one line of the first.
 //!
-//! Nothing here knows a tool: a title is a short line, a banner ([`super::headers::is_banner`])
-//! or a label ending in `:`, holding a word that says it sums up ([`SUMMARY_WORDS`]); its block
-//! is the lines under it up to a blank line or the next banner, at most [`MAX_BLOCK_LINES`],
-//! most of them holding a number. Each block line is proposed to the facts channel, above the
-//! mined facts, in file order.
+//! Nothing here knows a tool: a title is a short line, a banner ([`super::headers::is_banner`]),
+//! a label ending in `:` or a heading underlined by a rule on the next line (rkhunter's `System
+//! checks summary` over `=====`), holding a word that says it sums up ([`SUMMARY_WORDS`]); a
+//! log's time stamp before it is no part of it. Its block is the lines under it up to a blank
+//! line or the next banner (under an underlined heading, up to the next title, banner or
+//! heading: its parts may stand apart), at most [`MAX_BLOCK_LINES`], most of them holding a
+//! number. Each block line is proposed to the facts channel, above the mined facts, in file
+//! order.
 
 use super::{Cand, Channel};
 use crate::guard::reduce::{show_line_max, Item, Section};
@@ -33,19 +36,51 @@ const MAX_BLOCKS: usize = 4;
 const MAX_LINE_BYTES: usize = 160;
 /// Score of a block line in its channel: above mined facts (at most 1).
 const SCORE: f64 = 1.2;
+/// Less score for a block line with no figure of its own (a time stamp's are not).
+const UNCOUNTED_LESS: f64 = 0.1;
+
+/// `line` without a log's time stamp before it (`[12:07:56] Suspect files: 1` → `Suspect
+/// files: 1`), trimmed.
+fn unstamped(line: &str) -> &str {
+    let t = line.trim();
+    match t.split_once(char::is_whitespace) {
+        Some((w, rest)) if super::propose::is_stamp(w) => rest.trim(),
+        None if super::propose::is_stamp(t) => "",
+        _ => t,
+    }
+}
+
+/// True for a rule of one mark, `=` or `-`, at least 3 long: a heading's underline.
+fn is_rule(line: &str) -> bool {
+    let t = unstamped(line);
+    t.len() >= 3 && (t.bytes().all(|b| b == b'=') || t.bytes().all(|b| b == b'-'))
+}
+
+/// True for a short line of words that holds a word that sums up.
+fn sums_up(t: &str) -> bool {
+    !t.is_empty()
+        && t.len() <= MAX_TITLE_BYTES
+        && t.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| SUMMARY_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+}
 
 /// True for a line that titles a summary block.
 fn is_title(line: &str) -> bool {
-    let t = line.trim();
-    if t.is_empty() || t.len() > MAX_TITLE_BYTES {
+    let t = unstamped(line);
+    if !sums_up(t) {
         return false;
     }
     let label = t.ends_with(':') && t.split_whitespace().count() <= 5;
-    if !(label || super::headers::is_banner(t) || trailing_rule(t)) {
-        return false;
-    }
-    t.split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|w| SUMMARY_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+    label || super::headers::is_banner(t) || trailing_rule(t)
+}
+
+/// True for a heading that sums up, underlined by the next line ([`is_rule`]).
+fn is_underlined_title(line: &str, next: Option<&&str>) -> bool {
+    let t = unstamped(line);
+    next.is_some_and(|n| is_rule(n))
+        && sums_up(t)
+        && !is_rule(line)
+        && t.split_whitespace().count() <= 6
 }
 
 /// A title followed by a rule of one mark (`PLAY RECAP *********`).
@@ -63,31 +98,47 @@ fn blocks(text: &str) -> Vec<Vec<(usize, &str)>> {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Vec<Vec<(usize, &str)>> = Vec::new();
     let mut i = 0;
+    // A levelled log's blank line is its prefix alone (`2022-…Z [INFO] `).
+    let blank = |l: &str| {
+        l.trim().is_empty() || super::propose::level_only(&show_line_max(l, MAX_LINE_BYTES))
+    };
     while i < lines.len() {
-        if !is_title(lines[i]) {
+        let underlined = is_underlined_title(lines[i], lines.get(i + 1));
+        if !underlined && !is_title(lines[i]) {
             i += 1;
             continue;
         }
         let mut block = Vec::new();
-        let mut j = i + 1;
-        // One blank line may stand between a banner and its block (a levelled log's blank
-        // line is its prefix alone: `2022-…Z [INFO] `).
-        let blank = |l: &str| {
-            l.trim().is_empty() || super::propose::level_only(&show_line_max(l, MAX_LINE_BYTES))
-        };
+        let mut j = i + 1 + usize::from(underlined);
+        // One blank line may stand between a banner and its block.
         if j < lines.len() && blank(lines[j]) {
             j += 1;
         }
+        // Under an underlined heading, where the last part that fits whole ends.
+        let mut whole = 0;
         while j < lines.len() {
             let l = lines[j];
-            if blank(l) || super::headers::is_banner(l) || is_title(l) {
+            let next_heading = is_underlined_title(l, lines.get(j + 1))
+                || lines.get(j + 1).is_some_and(|n| is_rule(n) && !blank(l));
+            if super::headers::is_banner(l) || is_title(l) || underlined && next_heading {
                 break;
+            }
+            if blank(l) {
+                if !underlined {
+                    break;
+                }
+                whole = block.len();
+                j += 1;
+                continue;
             }
             block.push((j + 1, l.trim_end_matches('\r')));
             j += 1;
             if block.len() > MAX_BLOCK_LINES {
                 break;
             }
+        }
+        if underlined && block.len() > MAX_BLOCK_LINES {
+            block.truncate(whole);
         }
         let numbered = block
             .iter()
@@ -111,10 +162,17 @@ pub fn summary_blocks(text: &str) -> Vec<Cand> {
         .flatten()
         .map(|(n, l)| {
             let shown = show_line_max(l, MAX_LINE_BYTES);
+            // A line with no figure of its own (a part's title, `Rootkit checks...`) waits
+            // for the block's counts when the channel's share runs short.
+            let score = if unstamped(l).bytes().any(|b| b.is_ascii_digit()) {
+                SCORE
+            } else {
+                SCORE - UNCOUNTED_LESS
+            };
             Cand {
-                item: Item::line(Section::Evidence, n, shown, SCORE),
+                item: Item::line(Section::Evidence, n, shown, score),
                 channel: Channel::Facts,
-                score: SCORE,
+                score,
                 group: None,
                 rel: 0.5,
             }
@@ -218,5 +276,34 @@ mod tests {
         let long: String = (0..40).map(|i| format!("row {i}\n")).collect();
         assert!(summary_blocks(&format!("Results:\n{long}")).is_empty());
         assert_eq!(summary_blocks("Results:\npassed 3\nfailed 1\n").len(), 2);
+    }
+
+    /// rkhunter's closing block (live set of session 52): a heading underlined by a rule, its
+    /// parts apart by blank lines, every line after a time stamp.
+    #[test]
+    fn an_underlined_heading_titles_its_parts_and_counts_come_first() {
+        let text = "[12:07:55]   Checking for hidden files   [ Warning ]\n\
+                    [12:07:56]\n[12:07:56] System checks summary\n[12:07:56] =====================\n\
+                    [12:07:56]\n[12:07:56] File properties checks...\n[12:07:56] Files checked: 124\n\
+                    [12:07:56] Suspect files: 1\n[12:07:56]\n[12:07:56] Rootkit checks...\n\
+                    [12:07:56] Rootkits checked : 496\n[12:07:57] Possible rootkits: 0\n\
+                    [12:07:57]\n[12:07:57] The system checks took: 9 minutes and 47 seconds\n";
+        let c = summary_blocks(text);
+        let shown: Vec<&str> = c.iter().map(|c| c.item.text.as_str()).collect();
+        for want in [
+            "Suspect files: 1",
+            "Possible rootkits: 0",
+            "Rootkits checked : 496",
+        ] {
+            assert!(shown.iter().any(|s| s.ends_with(want)), "{want}: {shown:?}");
+        }
+        assert!(!shown.iter().any(|s| s.contains("=====")), "{shown:?}");
+        // A part's title holds no figure of its own: it ranks below the counts.
+        let score = |w: &str| c.iter().find(|c| c.item.text.ends_with(w)).unwrap().score;
+        assert!(score("Rootkit checks...") < score("Possible rootkits: 0"));
+        // A heading underlined by a rule that does not sum up titles nothing.
+        assert!(
+            summary_blocks("Installed files\n===============\nfiles: 3\nbytes: 9\n").is_empty()
+        );
     }
 }

@@ -65,7 +65,7 @@ pub fn described(lines: &[(usize, &str)]) -> Vec<usize> {
         if follows && in_text && BARE_STRING.is_match(lines[i].1) {
             out.push(i);
         } else {
-            in_text = super::GETTEXT_ENTRY.is_match(lines[i].1);
+            in_text = super::quiet::GETTEXT_ENTRY.is_match(lines[i].1);
         }
     }
     out.extend(hunk_lines(lines));
