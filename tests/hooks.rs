@@ -465,6 +465,30 @@ fn every_agent_hook_against_the_real_daemon() {
     let logged = std::fs::read_to_string(e.state.join("toolsum/hook.log")).unwrap();
     assert!(logged.contains("lone UTF-16 surrogate"), "{logged}");
 
+    // A lone high half (`\ud83d`, an emoji cut in two: serde_json says "unexpected end of
+    // hex escape") in the same payload as raw bytes that are not UTF-8 (trial of session 53:
+    // nothing was printed): still guarded, both read as U+FFFD, both reasons logged.
+    let mut both = fixture("claude-code.bash.large.json", &f);
+    let at = both
+        .windows(5)
+        .position(|w| w == b"ERROR")
+        .expect("the large log has an ERROR");
+    both.splice(at..at, b"\\ud83d".iter().copied());
+    both.splice(at..at, [0xffu8]);
+    let out = hook(&e, "claude-code", &both);
+    let a = answer(&out);
+    let text = a["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
+        .as_str()
+        .unwrap();
+    let saved = open_from(&e.project, &pointer(text));
+    assert!(
+        String::from_utf8_lossy(&saved).contains("\u{FFFD}\u{FFFD}ERROR"),
+        "the saved output keeps the line, the byte and the half pair as U+FFFD"
+    );
+    let logged = std::fs::read_to_string(e.state.join("toolsum/hook.log")).unwrap();
+    assert!(logged.contains("1 lone UTF-16 surrogate"), "{logged}");
+    assert!(logged.contains("not valid UTF-8: 1 invalid"), "{logged}");
+
     codex(&e);
     gemini(&e);
     cursor(&e);

@@ -473,36 +473,45 @@ fn run_hook(a: HookArgs, report: &mut HookReport) -> Result<Option<Value>, Strin
     }
     let payload: Value = match serde_json::from_slice(&raw) {
         Ok(v) => v,
-        // Raw bytes that are not UTF-8 in a string (a tool's Latin-1 output pasted into the
-        // JSON unescaped): read as UTF-8 with each bad sequence as U+FFFD, so the output is
-        // still guarded (and saved as read), and the note says why it differs.
-        Err(e) if std::str::from_utf8(&raw).is_err() => {
+        // Two flaws a payload may carry and still be read, alone or together:
+        // - raw bytes that are not UTF-8 in a string (a tool's Latin-1 output pasted into the
+        //   JSON unescaped): each bad sequence is read as U+FFFD;
+        // - a lone UTF-16 surrogate escaped in a string (`\udcff`, or a high half `\ud83d`
+        //   with no low half after it): valid JSON as JavaScript's `JSON.stringify` writes it
+        //   (a string cut between the halves of a pair), but no Unicode text; serde_json
+        //   refuses it, with "lone leading surrogate" or "unexpected end of hex escape"
+        //   (trials of sessions 51 and 53: such an output was left unguarded). Each becomes
+        //   U+FFFD.
+        // The output is still guarded (and saved as read), and a note says why it differs.
+        Err(e) => {
             let text = String::from_utf8_lossy(&raw);
-            let bad = text.matches('\u{FFFD}').count();
-            let v = serde_json::from_str(&text).map_err(|e2| {
-                format!("the payload is not JSON: it is not valid UTF-8 ({e}); read with U+FFFD for the bad bytes: {e2}")
-            })?;
-            report.notes.push(format!(
-                "the payload is not valid UTF-8: {bad} invalid byte sequence(s) read as U+FFFD"
-            ));
-            v
-        }
-        // A lone UTF-16 surrogate escaped in a string (`\udcff`): valid JSON as JavaScript's
-        // `JSON.stringify` writes it (a string cut between the halves of a pair), but no
-        // Unicode text; serde_json refuses it (trial of session 51: such an output was left
-        // unguarded). Each becomes U+FFFD, and the note says how many.
-        Err(e) if e.to_string().contains("surrogate") => {
-            let text = String::from_utf8_lossy(&raw);
+            let bad = if std::str::from_utf8(&raw).is_err() {
+                text.matches('\u{FFFD}').count()
+            } else {
+                0
+            };
             let (mended, lone) = lone_surrogates_replaced(&text);
+            if bad == 0 && lone == 0 {
+                return Err(format!("the payload is not JSON: {e}"));
+            }
             let v = serde_json::from_str(&mended).map_err(|e2| {
-                format!("the payload is not JSON: {e}; with lone surrogates read as U+FFFD: {e2}")
+                format!(
+                    "the payload is not JSON: {e}; read with U+FFFD for {bad} invalid UTF-8 \
+                     sequence(s) and {lone} lone surrogate escape(s): {e2}"
+                )
             })?;
-            report.notes.push(format!(
-                "the payload holds {lone} lone UTF-16 surrogate escape(s), read as U+FFFD"
-            ));
+            if bad > 0 {
+                report.notes.push(format!(
+                    "the payload is not valid UTF-8: {bad} invalid byte sequence(s) read as U+FFFD"
+                ));
+            }
+            if lone > 0 {
+                report.notes.push(format!(
+                    "the payload holds {lone} lone UTF-16 surrogate escape(s), read as U+FFFD"
+                ));
+            }
             v
         }
-        Err(e) => return Err(format!("the payload is not JSON: {e}")),
     };
     report.tool = payload
         .get("tool_name")
@@ -539,6 +548,15 @@ mod tests {
         assert_eq!(mended, r#"{"a":"x\ufffd y \ud83d\ude00 \\udcff \ufffd"}"#);
         let v: serde_json::Value = serde_json::from_str(&mended).unwrap();
         assert_eq!(v["a"], "x\u{FFFD} y \u{1F600} \\udcff \u{FFFD}");
+        // A high half ending the string, or before a plain character (serde_json: "unexpected
+        // end of hex escape").
+        let json = r#"{"a":"x\ud83d", "b":"\ud83dy"}"#;
+        assert!(serde_json::from_str::<serde_json::Value>(json).is_err());
+        let (mended, n) = super::lone_surrogates_replaced(json);
+        assert_eq!(n, 2);
+        let v: serde_json::Value = serde_json::from_str(&mended).unwrap();
+        assert_eq!(v["a"], "x\u{FFFD}");
+        assert_eq!(v["b"], "\u{FFFD}y");
     }
 
     use super::*;
