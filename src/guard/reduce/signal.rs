@@ -193,7 +193,45 @@ fn word_match(re: &Regex, line: &str) -> bool {
         (!starts_word || !joined_before(m.start()))
             && (!ends_word || !joined_after(m.end()))
             && !mended(&line[..m.start()])
+            && !expected(&line[..m.start()])
     })
+}
+
+/// Words that say what a test expects of the code: `should`, `must`, `shall`.
+const EXPECTING: &[&str] = &["should", "must", "shall"];
+/// Verbs of code handing an error on (`raise`, `throws`, `return`).
+const RAISING: &[&str] = &[
+    "raise", "raises", "throw", "throws", "return", "returns", "emit", "emits",
+];
+/// Words that may stand between a raising verb and the error word it hands on.
+const BETWEEN: &[&str] = &["a", "an", "the", "not", "no", "any"];
+
+/// True when the error word after `before` is what a test expects of the code, as a spec's
+/// example is named (`should raise an error`, `should not raise error when frozen`, `must
+/// fail`), or the example named by its verb alone (rspec's documentation format: `raises an
+/// exception`; trial of session 53): behaviour described, not an error that happened. A verb
+/// and its error word must be next to each other, but for an article or `not`.
+fn expected(before: &str) -> bool {
+    let words: Vec<String> = before
+        .split_whitespace()
+        .rev()
+        .take(MENDING_REACH + 1)
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_ascii_lowercase()
+        })
+        .collect();
+    let linking = |w: &String| BETWEEN.contains(&w.as_str()) || RAISING.contains(&w.as_str());
+    if let Some(k) = words.iter().position(|w| EXPECTING.contains(&w.as_str())) {
+        return words[..k].iter().all(linking);
+    }
+    // The whole text before the word is a raising verb and its links.
+    let all = before.split_whitespace().count();
+    all == words.len()
+        && words
+            .last()
+            .is_some_and(|w| RAISING.contains(&w.as_str()) && w.ends_with('s'))
+        && words.iter().all(linking)
 }
 
 /// Verbs that make the error word after them the object of a change (`Fixed capital error

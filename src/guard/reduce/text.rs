@@ -29,7 +29,7 @@ static TEST_REPORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)=+ test session starts =+|short test summary info|^\s*Tests:\s+\d+|^test result: |^running \d+ tests?$|^\s*(PASS|FAIL)\s+\S+\.(js|ts|tsx|jsx|mjs)\b|^=+ .*\d+ (passed|failed).* in [\d.]+s").unwrap()
 });
 static FAILED_COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:^|[\s,;(\[])([1-9]\d*) (failed|failing|errors?)(?:$|[^:\w])|\b(failures|errors|failed):\s*([1-9]\d*)|build failure|test result: failed|^\s*FAIL(?:ED)?\b").unwrap()
+    Regex::new(r"(?i)(?:^|[\s,;(\[])([1-9]\d*) (failed|failing|failures?|errors?)(?:$|[^:\w])|\b(failures|errors|failed):\s*([1-9]\d*)|build failure|test result: failed|^\s*FAIL(?:ED)?\b").unwrap()
 });
 
 /// A run's own last word that it failed, among its last lines: cargo's `error: could not

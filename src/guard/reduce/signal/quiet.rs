@@ -15,7 +15,8 @@ pub(super) fn quiet(line: &str) -> bool {
         || column_header(line)
         || line.len() <= 120 && SETTING.is_match(line)
         || SOURCE_ECHO.is_match(line)
-            && line.matches(" | ").count() + line.matches(" │ ").count() == 1
+            && line.matches(" | ").count() + line.matches(" │ ").count() + line.matches('┆').count()
+                == 1
         || DEBUGGER_NO_SOURCE.is_match(line)
         || option_help(line)
         || DECLARATION.is_match(line)
@@ -109,9 +110,10 @@ static LS_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
 /// _mi_os_reset(p, n); // note: cannot use …`): code, whose words (`cannot`, `fail`) are no
 /// error. One bar only: a table row (`  42 | failed | 3`) has more.
 /// biome's box-drawn gutter reads the same (`  > 978 │ a.sourceIndex - b.sourceIndex;`, its
-/// `>` marking the line pointed at; trial of session 50).
+/// `>` marking the line pointed at; trial of session 50), and semgrep's dashed one, further in
+/// and tight (`          336┆ except ValueError:  # invalid literal`; trial of session 53).
 static SOURCE_ECHO: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^ {0,6}(?:> )?\d{1,6} [|│] ").unwrap());
+    LazyLock::new(|| Regex::new(r"^ {0,6}(?:> )?\d{1,6} [|│] |^ {0,16}\d{1,6} ?┆ ").unwrap());
 
 /// gdb's note that it cannot show a frame's source line (`57\t./nptl/futex-internal.c: No such
 /// file or directory.`): the line number, a tab, the source path. The debugger lacks the

@@ -254,6 +254,28 @@ fn a_mended_error_is_no_error() {
 }
 
 #[test]
+fn a_specs_expected_error_is_no_error() {
+    // rspec's documentation format names each example (trial of session 53).
+    for l in [
+        "    should raise an error",
+        "      raises an exception",
+        "    should not raise error when frozen",
+        "  it must fail",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // What happened stays an error: a verb past the start with more before it, a level.
+    for l in [
+        "Server returns an error: 500",
+        "process raises an exception",
+        "ERROR: should raise",
+        "failed due to error",
+    ] {
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+}
+
+#[test]
 fn compiler_notes_and_help_are_no_errors() {
     assert_eq!(
         severity("    = help: if this value is `None`, it will panic"),
@@ -494,6 +516,13 @@ fn totals_and_frames() {
     ));
     assert!(!crate::guard::reduce::text::totals_failed(
         "ioapic: probe of 0000:80:05.4 failed with error -22"
+    ));
+    // rspec's totals, one failure in the singular (trial of session 53: "Completed").
+    assert!(crate::guard::reduce::text::totals_failed(
+        "1433 examples, 1 failure, 5 pending"
+    ));
+    assert!(!crate::guard::reduce::text::totals_failed(
+        "1433 examples, 0 failures, 5 pending"
     ));
     assert!(is_frame("\tat org.apache.Foo.bar(Foo.java:84)"));
     assert!(is_framework_frame(

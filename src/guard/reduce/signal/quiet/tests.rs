@@ -380,3 +380,16 @@ fn a_capitalised_info_level_after_a_stamp_is_a_level() {
         Severity::Error
     );
 }
+
+#[test]
+fn semgreps_dashed_gutter_quotes_source() {
+    // Trial of session 53: the matched code of a finding is the file's, not an event.
+    for l in [
+        "          336┆ except ValueError:  # invalid literal for int()",
+        "           96┆ return HttpResponseServerError(",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A table of dashed columns is no gutter.
+    assert_eq!(severity("  42 ┆ failed ┆ 3 errors"), Severity::Error);
+}
