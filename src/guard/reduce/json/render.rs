@@ -463,18 +463,41 @@ pub(super) fn distinct(
     // one's leaves are read one after another.
     let opens = |i: usize| i == 0 || member[i - 1] != member[i];
     let closes = |i: usize| member.get(i + 1).is_none_or(|&x| x != member[i]);
+    // The object a nested leaf sits in (its path less its own key); none for the record's
+    // own members. Leaves of two objects shown side by side would read as one object's
+    // (`"end": 5778, "line": 200` where the file has `"end":5778},"start":{"line":200`;
+    // trial of session 53), and a nested leaf next to the record's braces as its member:
+    // only leaves of one object that the file writes one after another are joined, and a
+    // nested leaf is marked off from the rest by ` … `.
+    let path_at: std::collections::HashMap<usize, &str> = cands
+        .iter()
+        .zip(&paths)
+        .map(|((pos, ..), path)| (*pos, path.as_str()))
+        .collect();
+    let parent = |i: usize| {
+        path_at
+            .get(&i)
+            .and_then(|p| p.rsplit_once(PATH_SEP))
+            .map(|(up, _)| up)
+    };
     let mut out = String::from("{");
     if parts
         .first()
-        .is_some_and(|(f, _, _)| member[*f] > 0 || !opens(*f))
+        .is_some_and(|(f, _, _)| member[*f] > 0 || !opens(*f) || parent(*f).is_some())
     {
         out.push_str("… ");
     }
     let mut prev: Option<usize> = None;
     for (first, last, text) in &parts {
         if let Some(p) = prev {
-            let next_leaf = member[*first] == member[p] && *first == p + 1;
-            let next_member = member[*first] == member[p] + 1 && closes(p) && opens(*first);
+            let next_leaf = member[*first] == member[p]
+                && *first == p + 1
+                && parent(p).is_some_and(|up| !up.contains("[]") && parent(*first) == Some(up));
+            let next_member = member[*first] == member[p] + 1
+                && closes(p)
+                && opens(*first)
+                && parent(p).is_none()
+                && parent(*first).is_none();
             // The file follows a member with a comma when another comes after it.
             out.push_str(if next_leaf || next_member {
                 ", "
@@ -485,7 +508,7 @@ pub(super) fn distinct(
         out.push_str(text);
         prev = Some(*last);
     }
-    if prev.is_some_and(|p| member[p] + 1 < m.len() || !closes(p)) {
+    if prev.is_some_and(|p| member[p] + 1 < m.len() || !closes(p) || parent(p).is_some()) {
         out.push_str(", …");
     }
     out.push('}');

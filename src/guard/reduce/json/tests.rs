@@ -684,6 +684,52 @@ fn a_record_named_by_its_ids_keeps_its_key_order() {
     assert_eq!(shown, r#"{"size": 3, … "name": "a", "id": 7}"#);
 }
 
+/// ast-grep's `--json=stream` match: nested objects whose leaves are read one after another
+/// (trial of session 53: `"end":5778,"line":200` was shown where the file writes
+/// `"end":5778},"start":{"line":200`, and `"trailing":0,"language":"Python"` where it writes
+/// `"trailing":0},"language"`). Every part shown greps in the file; leaves of different
+/// objects are apart by ` … `.
+#[test]
+fn leaves_of_different_nested_objects_are_not_joined() {
+    let recs: Vec<serde_json::Value> = (0..12)
+        .map(|i| {
+            serde_json::json!({
+                "text": format!("raise TypeError(\"bad {i}\")"),
+                "range": {
+                    "byteOffset": {"start": 5705 + i, "end": 5778 + i},
+                    "start": {"line": 200 + i, "column": 12},
+                    "end": {"line": 200 + i, "column": 85}
+                },
+                "file": format!("django/f{i}.py"),
+                "charCount": {"leading": 12 + i, "trailing": 0},
+                "language": "Python"
+            })
+        })
+        .collect();
+    let file: String = recs
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    let maps: Vec<&serde_json::Map<String, serde_json::Value>> =
+        recs.iter().filter_map(|r| r.as_object()).collect();
+    let constant = render::Constant::of(&maps);
+    let q = Query::new("where is TypeError raised");
+    let shown = compact_spacing(&render::distinct(maps[3], 1000, &constant, &q));
+    assert!(shown.contains(r#""start":5708,"end":5781"#), "{shown}");
+    assert!(!shown.contains(r#""end":5781,"line""#), "{shown}");
+    assert!(
+        !shown.contains(r#""trailing""#) || !shown.contains(r#"0,"language""#),
+        "{shown}"
+    );
+    // Each part between the marks is the file's own text.
+    for part in shown.trim_matches(['{', '}']).split('…') {
+        let part = part.trim_matches([',', ' ']);
+        if !part.is_empty() {
+            assert!(file.contains(part), "{part:?} is not in the file: {shown}");
+        }
+    }
+}
+
 /// detect-secrets' shape: a few plugins in an array, the findings in lists by file name.
 fn findings_by_file() -> String {
     let plugins: Vec<serde_json::Value> = (0..12)
