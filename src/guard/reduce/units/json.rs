@@ -27,7 +27,8 @@ pub(crate) fn table_columns(
 }
 
 use leaves::{
-    flat_leaves, has_records, pairs, plain, render_record, scalar, small_object_array, Leaf,
+    flat_leaves, has_records, padded_style, pairs, plain, render_record, scalar,
+    small_object_array, Leaf, Style,
 };
 
 /// Bytes after the cursor searched for an array element ([`JsonWalk::line_of_element`]): an
@@ -108,6 +109,8 @@ struct JsonWalk<'t> {
     starts: Vec<usize>,
     text: &'t str,
     pretty: bool,
+    /// Whether the text writes a space inside its brackets ([`padded_style`]).
+    padded: bool,
     /// What the text writes between a key's `":` and its value ([`key_gap`]).
     gap: &'static str,
     /// Byte offset where the search for the next key's line continues.
@@ -133,6 +136,12 @@ impl<'t> JsonWalk<'t> {
             starts,
             text,
             pretty,
+            // A detached walk's caller sets it from the value's own text.
+            padded: if text.is_empty() {
+                pretty
+            } else {
+                padded_style(text)
+            },
             gap: key_gap(text, pretty),
             cursor,
             in_record: false,
@@ -147,6 +156,14 @@ impl<'t> JsonWalk<'t> {
     /// payload): the caller anchors its units.
     fn detached(pretty: bool) -> Self {
         Self::new(vec![0], "", pretty, 0)
+    }
+
+    /// How the walked text writes the pairs shown.
+    fn style(&self) -> Style {
+        Style {
+            spaced: self.pretty,
+            padded: self.padded,
+        }
     }
 
     /// The line of the next occurrence of `"key"` at or after the cursor (approximate for
@@ -241,7 +258,7 @@ impl<'t> JsonWalk<'t> {
                     // "canary":"no", … }`), so it greps.
                     let shown = self
                         .as_written(v)
-                        .unwrap_or_else(|| render_record(&leaves, self.pretty));
+                        .unwrap_or_else(|| render_record(&leaves, self.style()));
                     b.objects.push((line, path.to_string(), shown));
                 }
                 let n = m.len();
@@ -420,13 +437,13 @@ impl<'t> JsonWalk<'t> {
         // (a key whose value is nested is passed by the walk of that value, not searched again).
         let line = m.keys().next().map_or(self.here(), |k| self.line_of_key(k));
         let mut leaves = Vec::new();
-        flat_leaves(x, "", 0, MAX_LEAVES, &mut leaves, self.pretty, "");
+        flat_leaves(x, "", 0, MAX_LEAVES, &mut leaves, self.style(), "");
         for l in leaves.iter().filter(|l| l.path.contains('.')) {
             self.covered.insert(format!("{path}.{}", l.path));
         }
         let shown = self
             .as_written(x)
-            .unwrap_or_else(|| render_record(&leaves, self.pretty));
+            .unwrap_or_else(|| render_record(&leaves, self.style()));
         let u = b.push(line, shown, UnitKind::Record, path.to_string());
         let ids: Vec<(usize, String)> = leaves
             .iter()
@@ -434,7 +451,7 @@ impl<'t> JsonWalk<'t> {
             .collect();
         b.units[u].fields = ids;
         b.units[u].cut = leaves.len() >= MAX_LEAVES;
-        let shown_pairs = pairs(&leaves, self.pretty);
+        let shown_pairs = pairs(&leaves, self.style());
         // The outermost record names the records nested in it.
         let outermost = self.outer.is_none();
         match &self.outer {
@@ -532,6 +549,7 @@ impl<'t> JsonWalk<'t> {
                 let mut w = JsonWalk {
                     in_record: self.in_record,
                     outer: self.outer.clone(),
+                    padded: padded_style(s),
                     ..JsonWalk::detached(pretty_style(s))
                 };
                 let before = b.units.len();
@@ -677,7 +695,10 @@ pub(super) fn json_line(b: &mut Builder, ln: usize, l: &str) -> bool {
     if !prefix.is_empty() {
         b.push(ln, keep_line(prefix), UnitKind::Line, String::new());
     }
-    let mut w = JsonWalk::detached(pretty_style(&l[at..]));
+    let mut w = JsonWalk {
+        padded: padded_style(&l[at..]),
+        ..JsonWalk::detached(pretty_style(&l[at..]))
+    };
     let (units, objects) = (b.units.len(), b.objects.len());
     w.walk(b, &v, "", 0);
     restyle(b, units, Escapes::of(&l[at..]));
@@ -777,6 +798,10 @@ fn text_fields<'a>(v: &'a Value, path: String, depth: usize, out: &mut Vec<(Stri
 /// Newline-delimited JSON: each object line is a record; other lines are lines.
 pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
     let pretty = pretty_style(text);
+    let style = Style {
+        spaced: pretty,
+        padded: padded_style(text),
+    };
     let (from, escapes) = (b.units.len(), Escapes::of(text));
     for (i, l) in text.split('\n').enumerate() {
         if b.units.len() >= MAX_UNITS {
@@ -789,12 +814,12 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
         match serde_json::from_str::<Value>(l) {
             Ok(v @ Value::Object(_)) => {
                 let mut leaves = Vec::new();
-                flat_leaves(&v, "", 0, MAX_LEAVES, &mut leaves, pretty, "");
+                flat_leaves(&v, "", 0, MAX_LEAVES, &mut leaves, style, "");
                 // A line short enough is shown as it is; a long one as its leaves.
                 let shown = if l.len() <= RECORD_SHOW_BYTES {
                     keep_line(l)
                 } else {
-                    render_record(&leaves, pretty)
+                    render_record(&leaves, style)
                 };
                 let u = b.push(i + 1, shown, UnitKind::Record, String::new());
                 let ids: Vec<(usize, String)> = leaves
@@ -802,7 +827,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                     .map(|l| (b.field(&l.path), plain(l.value)))
                     .collect();
                 b.units[u].fields = ids;
-                b.units[u].pairs = pairs(&leaves, pretty);
+                b.units[u].pairs = pairs(&leaves, style);
                 b.units[u].cut = leaves.len() >= MAX_LEAVES;
                 b.units[u].pair_sep = if pretty { ", " } else { "," };
                 // Long text fields at any depth (a log message with its own lines, a
@@ -810,7 +835,10 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
                 let mut texts = Vec::new();
                 text_fields(&v, String::new(), 0, &mut texts);
                 for (k, s) in texts {
-                    let mut w = JsonWalk::detached(pretty);
+                    let mut w = JsonWalk {
+                        padded: style.padded,
+                        ..JsonWalk::detached(pretty)
+                    };
                     w.string(b, s, &k, i + 1, 1, "");
                 }
             }

@@ -16,6 +16,54 @@ pub(crate) fn pretty_style(text: &str) -> bool {
     spaced >= tight
 }
 
+/// How a JSON text writes its values around the pairs it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Style {
+    /// `"k": v` and `, ` ([`pretty_style`]), else `"k":v` and `,`.
+    pub(super) spaced: bool,
+    /// A space inside an object's or a list's brackets, `{ "a": 1 }` ([`padded_style`]).
+    pub(super) padded: bool,
+}
+
+impl Style {
+    /// What a key's colon is followed by, and what stands inside a bracket.
+    fn marks(self) -> (&'static str, &'static str) {
+        (
+            if self.spaced { "\": " } else { "\":" },
+            if self.padded { " " } else { "" },
+        )
+    }
+}
+
+/// True when the JSON text puts whitespace inside its brackets: a document of one member per
+/// line, as read with its whitespace collapsed (`{ "a": [ 1 ] }`), known by a bracket that
+/// ends its line (a newline in JSON text is whitespace between tokens, never in a string);
+/// on one line, by more brackets followed by a space than by a value. Python's one-line
+/// `json.dumps` is spaced but writes `{"a": [1]}` (trial of session 53: a dbt manifest quoted
+/// as `"refs": [ { "name": "customers",`, which is in no file). Judged on the text's first
+/// 64 KiB.
+pub(super) fn padded_style(text: &str) -> bool {
+    let head = clip_str(text, 64 * 1024).as_bytes();
+    let (mut spaced, mut tight) = (0usize, 0usize);
+    for (i, &c) in head.iter().enumerate() {
+        if !matches!(c, b'{' | b'[') {
+            continue;
+        }
+        let rest = &head[i + 1..];
+        let blank = rest
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        match rest.get(blank) {
+            Some(b'\n' | b'\r') => return true,
+            Some(b'}' | b']') | None => {}
+            Some(_) if blank > 0 => spaced += 1,
+            Some(_) => tight += 1,
+        }
+    }
+    spaced > tight
+}
+
 /// True when `v` holds, at any depth, a list of objects walked as records of their own (not
 /// a [`small_object_array`]): a record shown whole would repeat them.
 pub(super) fn has_records(v: &Value) -> bool {
@@ -161,20 +209,20 @@ pub(super) struct Elem {
 }
 
 /// Scalar leaves of an object, depth-first, at most `max`; `pending` is the opener of the
-/// object `v` itself (given to its first leaf), `pretty` the document's style.
+/// object `v` itself (given to its first leaf), `style` the document's.
 pub(super) fn flat_leaves<'a>(
     v: &'a Value,
     prefix: &str,
     depth: usize,
     max: usize,
     out: &mut Vec<Leaf<'a>>,
-    pretty: bool,
+    style: Style,
     pending: &str,
 ) {
     if out.len() >= max || depth > 3 {
         return;
     }
-    let (sep, sp) = if pretty { ("\": ", " ") } else { ("\":", "") };
+    let (sep, sp) = style.marks();
     match v {
         Value::Object(m) => {
             let n = m.len();
@@ -188,7 +236,7 @@ pub(super) fn flat_leaves<'a>(
                 match x {
                     Value::Object(_) => {
                         let opens = format!("{before}\"{k}{sep}{{{sp}");
-                        flat_leaves(x, &p, depth + 1, max, out, pretty, &opens)
+                        flat_leaves(x, &p, depth + 1, max, out, style, &opens)
                     }
                     Value::Array(a)
                         if a.iter().all(|e| !e.is_object() && !e.is_array())
@@ -286,8 +334,8 @@ pub(super) fn small_object_array(a: &[Value]) -> bool {
 
 /// Each scalar leaf as the file writes it: `"key": value` (`"key":value` when compact); long
 /// string values are cut outside their quotes.
-pub(super) fn pairs(leaves: &[Leaf], pretty: bool) -> Vec<String> {
-    let (sep, sp) = if pretty { ("\": ", " ") } else { ("\":", "") };
+pub(super) fn pairs(leaves: &[Leaf], style: Style) -> Vec<String> {
+    let (sep, sp) = style.marks();
     leaves
         .iter()
         .map(|l| {
@@ -316,8 +364,8 @@ pub(super) fn pairs(leaves: &[Leaf], pretty: bool) -> Vec<String> {
 
 /// Renders a record: its scalar leaves as `"key": value` pairs (the file's own spacing), joined
 /// by `, `, in braces when whole; a record too long to show whole ends with the cut mark.
-pub(super) fn render_record(leaves: &[Leaf], pretty: bool) -> String {
-    let (sep, sp) = if pretty { ("\": ", " ") } else { ("\":", "") };
+pub(super) fn render_record(leaves: &[Leaf], style: Style) -> String {
+    let (sep, sp) = style.marks();
     let mut out = String::from("{");
     let mut cut = false;
     for (i, l) in leaves.iter().enumerate() {
@@ -340,7 +388,7 @@ pub(super) fn render_record(leaves: &[Leaf], pretty: bool) -> String {
             break;
         }
         if i > 0 {
-            out.push_str(if pretty { ", " } else { "," });
+            out.push_str(if style.spaced { ", " } else { "," });
         }
         out.push_str(&pair);
     }
@@ -376,5 +424,33 @@ mod tests {
         // Not in the text: none.
         let compact = serde_json::to_string(rec).unwrap();
         assert!(spaced_as_written(&compact, r#"{"a":1}"#, 400).is_none());
+    }
+
+    #[test]
+    fn brackets_are_padded_only_where_the_file_pads_them() {
+        // One member per line: collapsed, `{ "a": [ 1 ] }`.
+        assert!(padded_style("{\n  \"a\": [\n    1\n  ]\n}\n"));
+        // Python's one-line json.dumps, and minified JSON: `{"a": [1]}`.
+        assert!(!padded_style(
+            r#"{"refs": [{"name": "customers"}], "x": {"y": []}}"#
+        ));
+        assert!(!padded_style(r#"{"a":[1,2],"b":{"c":3}}"#));
+        // A bracket in a string is no layout; a raw newline is only ever between tokens.
+        assert!(!padded_style(
+            r#"{"msg": "[ x ] { y }", "v": [1], "w": {"z": 2}}"#
+        ));
+        assert!(padded_style(r#"{ "a": [ 1, 2 ], "b": { "c": 3 } }"#));
+        let v: Value =
+            serde_json::from_str(r#"{"refs": [{"name": "customers", "package": null}]}"#).unwrap();
+        let mut leaves = Vec::new();
+        let style = Style {
+            spaced: true,
+            padded: false,
+        };
+        flat_leaves(&v, "", 0, 20, &mut leaves, style, "");
+        assert_eq!(
+            pairs(&leaves, style)[0],
+            r#""refs": [{"name": "customers","#
+        );
     }
 }
