@@ -352,8 +352,10 @@ fn outside(re: &Regex, line: &str, before: &[u8]) -> bool {
     re.find_iter(line).any(|m| {
         let before = m.start() > 0 && before.contains(&b[m.start() - 1]);
         let after = match b.get(m.end()) {
-            // A member of it (`java.lang.InternalError::<init>`, a JIT log's method).
-            Some(b'/') => true,
+            // A member of it (`java.lang.InternalError::<init>`, a JIT log's method), or a
+            // class nested in it (`Resolve$InapplicableSymbolsError$1.class` in `jimage
+            // list`; trial of session 53).
+            Some(b'/' | b'$') => true,
             Some(b':') => b.get(m.end() + 1) == Some(&b':'),
             Some(b'.') => b
                 .get(m.end() + 1)

@@ -557,3 +557,19 @@ fn a_skipped_test_is_no_error() {
         Severity::Error
     );
 }
+
+#[test]
+fn a_class_nested_in_an_error_class_is_a_name() {
+    // `jimage list` (trial of session 53): class files, no event.
+    for l in [
+        "    com/sun/tools/javac/comp/Resolve$InapplicableSymbolsError$1.class",
+        "    com/sun/tools/javac/comp/Resolve$InapplicableSymbolsError$MostSpecificMap.class",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A nested exception thrown is one.
+    assert_eq!(
+        severity("com.foo.Outer$ParseException: bad token at 3"),
+        Severity::Error
+    );
+}
