@@ -209,8 +209,10 @@ const BETWEEN: &[&str] = &["a", "an", "the", "not", "no", "any"];
 /// True when the error word after `before` is what a test expects of the code, as a spec's
 /// example is named (`should raise an error`, `should not raise error when frozen`, `must
 /// fail`), or the example named by its verb alone (rspec's documentation format: `raises an
-/// exception`; trial of session 53): behaviour described, not an error that happened. A verb
-/// and its error word must be next to each other, but for an article or `not`.
+/// exception`; trial of session 53): behaviour described, not an error that happened. Only
+/// raising verbs and [`BETWEEN`]'s words may stand between `should` and the error word, within
+/// [`MENDING_REACH`] + 1 words; a raising verb alone must open the line (`process raises an
+/// exception` is an event).
 fn expected(before: &str) -> bool {
     let words: Vec<String> = before
         .split_whitespace()
