@@ -201,6 +201,31 @@ fn fixture(name: &str, f: &Fill) -> Vec<u8> {
 }
 
 /// The one JSON answer a hook printed (it must print nothing else).
+/// The large Claude Code payload with `flaw` spliced in before its log's first `ERROR`, run
+/// through the hook: the stdout it answers, the saved file that points at, and what the hook
+/// logged for this call alone (the log's earlier lines left out, so a note from another call
+/// cannot pass for this one's).
+fn flawed_payload(f: &Fill, flaw: &[u8]) -> (String, Vec<u8>, String) {
+    let e = f.e;
+    let mut payload = fixture("claude-code.bash.large.json", f);
+    let at = payload
+        .windows(5)
+        .position(|w| w == b"ERROR")
+        .expect("the large log has an ERROR");
+    payload.splice(at..at, flaw.iter().copied());
+    let log_path = e.state.join("toolsum/hook.log");
+    let before = std::fs::read(&log_path).map_or(0, |b| b.len());
+    let out = hook(e, "claude-code", &payload);
+    let text = answer(&out)["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
+        .as_str()
+        .expect("a summary in stdout")
+        .to_string();
+    let saved = open_from(&e.project, &pointer(&text));
+    let logged = std::fs::read(&log_path).expect("the hook log");
+    let logged = String::from_utf8_lossy(&logged[before..]).into_owned();
+    (text, saved, logged)
+}
+
 fn answer(out: &Output) -> Value {
     let s = String::from_utf8_lossy(&out.stdout);
     serde_json::from_str(s.trim()).unwrap_or_else(|e| {
@@ -424,68 +449,32 @@ fn every_agent_hook_against_the_real_daemon() {
 
     // Raw bytes that are not UTF-8 inside the payload's strings: still guarded (bad bytes
     // read as U+FFFD), and the reason logged.
-    let mut bad = fixture("claude-code.bash.large.json", &f);
-    let at = bad
-        .windows(5)
-        .position(|w| w == b"ERROR")
-        .expect("the large log has an ERROR");
-    bad.splice(at..at, [0xffu8, 0xfe]);
-    let out = hook(&e, "claude-code", &bad);
-    let a = answer(&out);
-    let text = a["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
-        .as_str()
-        .unwrap();
+    let (text, _, logged) = flawed_payload(&f, &[0xff, 0xfe]);
     assert!(
         text.len() < log.len() / 20,
         "summarized: {} bytes",
         text.len()
     );
-    assert!(!pointer(text).is_empty(), "{text}");
-    let logged = std::fs::read_to_string(e.state.join("toolsum/hook.log")).unwrap();
+    assert!(!pointer(&text).is_empty(), "{text}");
     assert!(logged.contains("not valid UTF-8"), "{logged}");
 
     // A lone UTF-16 surrogate escaped in a string (JavaScript's `JSON.stringify` of a string
     // cut mid-pair): still guarded, the surrogate read as U+FFFD, and the reason logged.
-    let mut lone = fixture("claude-code.bash.large.json", &f);
-    let at = lone
-        .windows(5)
-        .position(|w| w == b"ERROR")
-        .expect("the large log has an ERROR");
-    lone.splice(at..at, b"\\udcff".iter().copied());
-    let out = hook(&e, "claude-code", &lone);
-    let a = answer(&out);
-    let text = a["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
-        .as_str()
-        .unwrap();
-    let saved = open_from(&e.project, &pointer(text));
+    let (_, saved, logged) = flawed_payload(&f, b"\\udcff");
     assert!(
         String::from_utf8_lossy(&saved).contains("\u{FFFD}ERROR"),
         "the saved output keeps the line, the surrogate as U+FFFD"
     );
-    let logged = std::fs::read_to_string(e.state.join("toolsum/hook.log")).unwrap();
     assert!(logged.contains("lone UTF-16 surrogate"), "{logged}");
 
     // A lone high half (`\ud83d`, an emoji cut in two: serde_json says "unexpected end of
     // hex escape") in the same payload as raw bytes that are not UTF-8 (trial of session 53:
     // nothing was printed): still guarded, both read as U+FFFD, both reasons logged.
-    let mut both = fixture("claude-code.bash.large.json", &f);
-    let at = both
-        .windows(5)
-        .position(|w| w == b"ERROR")
-        .expect("the large log has an ERROR");
-    both.splice(at..at, b"\\ud83d".iter().copied());
-    both.splice(at..at, [0xffu8]);
-    let out = hook(&e, "claude-code", &both);
-    let a = answer(&out);
-    let text = a["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
-        .as_str()
-        .unwrap();
-    let saved = open_from(&e.project, &pointer(text));
+    let (_, saved, logged) = flawed_payload(&f, b"\xff\\ud83d");
     assert!(
         String::from_utf8_lossy(&saved).contains("\u{FFFD}\u{FFFD}ERROR"),
         "the saved output keeps the line, the byte and the half pair as U+FFFD"
     );
-    let logged = std::fs::read_to_string(e.state.join("toolsum/hook.log")).unwrap();
     assert!(logged.contains("1 lone UTF-16 surrogate"), "{logged}");
     assert!(logged.contains("not valid UTF-8: 1 invalid"), "{logged}");
 
