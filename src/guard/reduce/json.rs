@@ -24,7 +24,7 @@ use failures::{distinct_first, failing_objects};
 use gotest::gotest;
 pub use offsets::{line_of, line_starts, spans, ArraySpans, KeySpans};
 use records::{best_is_none, has_map_of_records, lists_of, records_of};
-pub(crate) use render::StringScan;
+pub(crate) use render::{colon_spaced, colon_spacing, StringScan};
 use render::{compact_spacing, distinct, type_name, Constant};
 pub use render::{is_failure, record_fails, render};
 
@@ -92,9 +92,15 @@ fn records(
     let lines: Vec<&str> = text.split('\n').collect();
     // A record rendered (not quoted) is spaced and escaped as the file writes JSON.
     let pretty = pretty_style(text);
-    let escapes = Escapes::of(text);
+    let (escapes, colons) = (Escapes::of(text), colon_spaced(text));
     let spaced = |r: String| {
-        let r = if pretty { r } else { compact_spacing(&r) };
+        let r = if !pretty {
+            compact_spacing(&r)
+        } else if colons {
+            colon_spacing(&r)
+        } else {
+            r
+        };
         escapes.apply(&r).unwrap_or(r)
     };
     // Schema: key -> (types, presence).
@@ -648,11 +654,17 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
     if text.len() > named::OUTLINE_BYTES * 4 {
         let named = named::named_values(v, ctx.query, pretty_style(text));
         let escapes = (!named.is_empty()).then(|| Escapes::of(text));
+        let colons = !named.is_empty() && colon_spaced(text);
         for (i, nv) in named.into_iter().enumerate() {
+            let outline = if colons {
+                colon_spacing(&nv.outline)
+            } else {
+                nv.outline
+            };
             let shown = escapes
                 .as_ref()
-                .and_then(|e| e.apply(&nv.outline))
-                .unwrap_or(nv.outline);
+                .and_then(|e| e.apply(&outline))
+                .unwrap_or(outline);
             // Where it is, after it: the outline starts as the file writes it.
             let text_shown = format!("{shown} (at {})", jq_path(&nv.path));
             f.items.push(Item {
@@ -667,10 +679,12 @@ fn document(text: &str, v: &Value, ctx: &Ctx<'_>) -> Reduction {
     }
     // The document itself when it is small once long strings are abbreviated.
     let whole = render(v, 3000);
-    let whole = if pretty_style(text) {
-        whole
-    } else {
+    let whole = if !pretty_style(text) {
         compact_spacing(&whole)
+    } else if colon_spaced(text) {
+        colon_spacing(&whole)
+    } else {
+        whole
     };
     let whole = Escapes::of(text).apply(&whole).unwrap_or(whole);
     if !whole.ends_with('…') && n_fail == 0 {

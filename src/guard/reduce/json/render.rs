@@ -658,6 +658,36 @@ pub(crate) fn compact_spacing(rendered: &str) -> String {
     out
 }
 
+/// True when the JSON text writes a space before a key's colon, as Jackson's default pretty
+/// printer does (`"status" : "COMPLETE"`: Spark's history server REST API, live set of
+/// session 53, where every member was quoted as `"status": …`, which greps nowhere): more
+/// keys closed by `" :` than by `":` in the text's first 64 KiB.
+pub(crate) fn colon_spaced(text: &str) -> bool {
+    let head = crate::guard::reduce::clip_str(text, 64 * 1024);
+    let before = head.matches("\" : ").count() + head.matches("\" :\n").count();
+    before > head.matches("\":").count()
+}
+
+/// `rendered` (spaced JSON text: a [`render`], a record's pairs, an outline) with a space
+/// before each key's colon, as a [`colon_spaced`] file writes it: a `:` outside strings
+/// right after a string's closing quote gets one. Idempotent: a colon already spaced, and
+/// strings, escapes included, are left as they are.
+pub(crate) fn colon_spacing(rendered: &str) -> String {
+    let mut out = String::with_capacity(rendered.len() + rendered.len() / 8);
+    let mut scan = StringScan::default();
+    let mut after_quote = false;
+    for c in rendered.chars() {
+        let outside = scan.outside(c);
+        if outside && c == ':' && after_quote {
+            out.push(' ');
+        }
+        // A quote that `outside` read as closing a string.
+        after_quote = c == '"' && !outside && !scan.in_str;
+        out.push(c);
+    }
+    out
+}
+
 /// Where a JSON text's characters stand, read one at a time: inside a string (its quotes and
 /// escapes included) or outside any. The one reading of strings that the JSON spacers share
 /// ([`compact_spacing`], the outline's spacing, the search for a record as written).
@@ -694,5 +724,58 @@ impl StringScan {
         } else {
             true
         }
+    }
+}
+
+#[cfg(test)]
+mod colon_tests {
+    use super::super::{reduce, Ctx};
+    use super::*;
+    use crate::guard::reduce::{rank::Query, Kind, Section};
+
+    /// A file that writes `"key" : value` (Jackson's pretty printer) has its records and
+    /// leaves quoted with the space before the colon, so each quote greps in the file.
+    #[test]
+    fn a_record_of_a_file_spacing_its_colons_is_quoted_as_written() {
+        let stages: Vec<String> = (0..12)
+            .map(|i| {
+                format!(
+                    "{{\n  \"status\" : \"{}\",\n  \"stageId\" : {i},\n  \"executorRunTime\" : {},\n  \"name\" : \"collect at Indexer.scala:{}\"\n}}",
+                    if i == 4 { "SKIPPED" } else { "COMPLETE" },
+                    if i == 7 { 2319 } else { 10 + i },
+                    200 + i
+                )
+            })
+            .collect();
+        let text = format!("[ {} ]\n", stages.join(", "));
+        assert!(colon_spaced(&text) && !colon_spaced(r#"{"a": 1, "b": {"c": 2}}"#));
+        let q = Query::new("which stage used the most executor run time, and was any skipped?");
+        let ctx = Ctx {
+            query: &q,
+            exit_code: None,
+            bytes: 0,
+        };
+        let red = reduce(&text, Kind::Json, &ctx).unwrap();
+        let shown: Vec<&str> = red
+            .items
+            .iter()
+            .filter(|i| i.section == Section::Evidence)
+            .map(|i| i.text.as_str())
+            .collect();
+        assert!(
+            shown
+                .iter()
+                .any(|t| t.contains("\"executorRunTime\" : 2319")),
+            "{shown:#?}"
+        );
+        assert!(!shown.iter().any(|t| t.contains("\": ")), "{shown:#?}");
+        // Strings (an escaped quote before a colon included) are left as written; a colon
+        // already spaced is not spaced twice.
+        let r = r#"{"a": "x\": y", "b": [1, {"c": 2}]}"#;
+        assert_eq!(
+            colon_spacing(r),
+            r#"{"a" : "x\": y", "b" : [1, {"c" : 2}]}"#
+        );
+        assert_eq!(colon_spacing(&colon_spacing(r)), colon_spacing(r));
     }
 }

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::{keep_line, line_starts, parts, Builder, UnitKind, LONG_LINE_BYTES, MAX_UNITS};
+use crate::guard::reduce::json::{colon_spaced, colon_spacing};
 
 mod escapes;
 mod grid;
@@ -79,7 +80,7 @@ pub(super) fn json_after_preamble(b: &mut Builder, text: &str) -> bool {
             let mut w = JsonWalk::new(starts, text, pretty_style(rest), off);
             let from = b.units.len();
             w.walk(b, &v, "", 0);
-            restyle(b, from, Escapes::of(rest));
+            restyle(b, from, rest);
             return true;
         }
         off += l.len() + 1;
@@ -701,7 +702,7 @@ pub(super) fn json_line(b: &mut Builder, ln: usize, l: &str) -> bool {
     };
     let (units, objects) = (b.units.len(), b.objects.len());
     w.walk(b, &v, "", 0);
-    restyle(b, units, Escapes::of(&l[at..]));
+    restyle(b, units, &l[at..]);
     for u in &mut b.units[units..] {
         u.line = ln;
     }
@@ -719,7 +720,7 @@ pub(super) fn json_doc(b: &mut Builder, text: &str) -> bool {
     let mut w = JsonWalk::new(line_starts(text), text, pretty_style(text), 0);
     let from = b.units.len();
     w.walk(b, &v, "", 0);
-    restyle(b, from, Escapes::of(text));
+    restyle(b, from, text);
     !b.units.is_empty()
 }
 
@@ -743,13 +744,28 @@ pub(super) fn json_stream(b: &mut Builder, text: &str) -> bool {
     let mut w = JsonWalk::new(line_starts(text), text, pretty_style(text), 0);
     let from = b.units.len();
     w.walk(b, &Value::Array(vals), "", 0);
-    restyle(b, from, Escapes::of(text));
+    restyle(b, from, text);
     !b.units.is_empty()
 }
 
-/// Writes units `from..` of `b`, rendered from parsed values as serde_json writes them, with
-/// the escapes their text uses ([`Escapes`]): their text, pairs and parent's naming pair.
-fn restyle(b: &mut Builder, from: usize, e: Escapes) {
+/// Writes units `from..` of `b`, rendered from parsed values as serde_json writes them, as
+/// `text` (the JSON they were read from) writes them: with the escapes it uses ([`Escapes`])
+/// and, in a [`colon_spaced`] text, a space before each key's colon (records and leaves
+/// only: a line's or a string's part is quoted as written). Their text, pairs and parent's
+/// naming pair.
+fn restyle(b: &mut Builder, from: usize, text: &str) {
+    if colon_spaced(text) {
+        for u in &mut b.units[from..] {
+            if matches!(u.kind, UnitKind::Record | UnitKind::Leaf) {
+                u.text = colon_spacing(&u.text);
+            }
+            for p in &mut u.pairs {
+                *p = colon_spacing(p);
+            }
+            u.parent = colon_spacing(&u.parent);
+        }
+    }
+    let e = Escapes::of(text);
     if e.is_plain() {
         return;
     }
@@ -802,7 +818,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
         spaced: pretty,
         padded: padded_style(text),
     };
-    let (from, escapes) = (b.units.len(), Escapes::of(text));
+    let from = b.units.len();
     for (i, l) in text.split('\n').enumerate() {
         if b.units.len() >= MAX_UNITS {
             break;
@@ -847,7 +863,7 @@ pub(super) fn ndjson(b: &mut Builder, text: &str) -> bool {
             }
         }
     }
-    restyle(b, from, escapes);
+    restyle(b, from, text);
     !b.units.is_empty()
 }
 
