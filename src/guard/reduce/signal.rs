@@ -71,6 +71,14 @@ static MEASURED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .unwrap()
 });
+/// A comma-separated run of four or more bare words (`off, trace, debug, info, warning,
+/// error` of `jcmd VM.info`'s `Available log levels:`, its log tags): a list of names the
+/// tool knows, not an event (trial of session 54). The run fills the line or its part after a
+/// `: `; a word with a digit or a space of its own (`2 errors, 1 warning`) is no bare word,
+/// and a call's arguments (`from(e, ERR_BAD_RESPONSE, this, null)`) are no list.
+static WORD_LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^\s*|:\s+)[A-Za-z][\w-]*(?:, [A-Za-z][\w-]*){3,}\.?\s*$").unwrap()
+});
 /// True when `line` holds `rr` in any case: every [`MEASURED_ERROR`] does, so most lines skip
 /// the regex.
 fn has_rr(line: &str) -> bool {
@@ -98,9 +106,11 @@ static WARN: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A signal named as an argument of a call that sets up its handling (strace's
 /// `rt_sigaction(SIGILL, NULL, {…}, 8) = 0`, `signal(SIGSEGV, handler)`, `sigaddset(&s,
-/// SIGBUS)`): the program arranging for a signal, not receiving one.
+/// SIGBUS)`), or a handler's table row (`jcmd VM.info`'s `SIGSEGV: javaSignalHandler in
+/// libjvm.so, mask=…`, a `SIG_DFL`/`SIG_IGN` disposition; trial of session 54): the program
+/// arranging for a signal, not receiving one.
 static SIGNAL_SETUP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(?:rt_)?sig(?:action|nal|procmask|addset|delset|ismember|wait|suspend)\([^)]*?\bSIG[A-Z]+").unwrap()
+    Regex::new(r"\b(?:rt_)?sig(?:action|nal|procmask|addset|delset|ismember|wait|suspend)\([^)]*?\bSIG[A-Z]+|^\s*SIG[A-Z0-9]+: (?:SIG_DFL|SIG_IGN|\w*[Hh]andler\b)").unwrap()
 });
 /// A line that labels itself a warning (`Package auxhook Warning: Cannot patch`, `l.54 ---
 /// TeX4ht warning --- File … not found ---`, `x.c:3:1: warning: cannot …`, `[warning]`,
@@ -412,6 +422,11 @@ pub fn severity(line: &str) -> Severity {
     // A measured error is a figure, wherever it stands (an upper-case one reads as a level).
     if has_rr(line) && MEASURED_ERROR.is_match(line) {
         return severity(&MEASURED_ERROR.replace_all(line, " "));
+    }
+    // A list of four or more bare words (`Available log levels: off, trace, debug, info,
+    // warning, error`) names a vocabulary; the rest of the line decides.
+    if WORD_LIST.is_match(line) {
+        return severity(&WORD_LIST.replace(line, ": …"));
     }
     // A nested class named for an error (`com.sun.tools.javac.util.JCDiagnostic$Error` in a
     // class histogram) is a name; the rest of the line decides.

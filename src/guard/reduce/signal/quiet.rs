@@ -23,6 +23,7 @@ pub(super) fn quiet(line: &str) -> bool {
         || PY_VERBOSE.is_match(line)
         || PROBE.is_match(line)
         || LISTED_NAME.is_match(line)
+        || LISTED_CLASS.is_match(line)
         || ZERO_ROW.is_match(line)
         || FOUND_NOTHING.is_match(line)
         || NO_ERROR_FIELD.is_match(line)
@@ -69,6 +70,19 @@ static ASSEMBLY: LazyLock<Regex> = LazyLock::new(|| {
 /// a Go package's `Imports`, an enum's `"error",`).
 static LISTED_NAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"^\s*"[\w./@:+-]{1,100}",?\s*$"#).unwrap());
+
+/// A numbered list's item that is one class's dotted name and nothing said of it: `jcmd
+/// VM.metaspace show-classes`'s `  199:  java.lang.ClassFormatError` and `1398: s
+/// [Ljava.lang.Error;`, a class histogram's `  12:  100  2400  java.lang.Error (java.base@17)`.
+/// A class loaded or counted, not thrown (trial of session 54: 91 loaded classes called error
+/// lines). A thrown one says more (`Caused by:`, `: message`) or stands without an index.
+static LISTED_CLASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^\s*\d+[:.)]\s+(?:\d+\s+)*(?:[a-z]{1,2}\s+)?\[*L?[A-Za-z_$][\w$]*",
+        r"(?:[./][A-Za-z_$][\w$]*)+;?(?:\s+\([\w.@/-]+\))?\s*$"
+    ))
+    .unwrap()
+});
 
 /// A gettext catalogue's entry (`msgid "Forbidden"`, `msgstr[1] "…"`, an obsolete `#~ msgid`):
 /// a message the program may show, not one it showed (trial of session 47: a `.po` file with

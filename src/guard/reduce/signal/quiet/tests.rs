@@ -393,3 +393,31 @@ fn semgreps_dashed_gutter_quotes_source() {
     // A table of dashed columns is no gutter.
     assert_eq!(severity("  42 ┆ failed ┆ 3 errors"), Severity::Error);
 }
+
+#[test]
+fn listed_classes_vocabularies_and_handler_tables_are_no_errors() {
+    // Trial of session 54 (jcmd VM.metaspace, VM.info): loaded classes, the log levels a JVM
+    // knows and its signal handlers were called errors.
+    for l in [
+        "  199:  java.lang.ClassFormatError",
+        "  1398: s  [Ljava.lang.Error;",
+        "   12:   100   2400  java.lang.NoClassDefFoundError (java.base@17.0.9)",
+        "Available log levels: off, trace, debug, info, warning, error",
+        "   SIGSEGV: javaSignalHandler in libjvm.so, mask=11100100010111111101111111111110",
+        "    SIGPIPE: SIG_IGN, mask=00000000000000000000000000000000, flags=none",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A thrown class says more, or stands without an index; counts are no bare words; a
+    // signal received is no table row.
+    for l in [
+        "java.lang.NoClassDefFoundError",
+        "  1) java.lang.AssertionError: expected 3 but was 4",
+        "Caused by: java.lang.ClassNotFoundException: org.x.Y",
+        "error: cannot find symbols a, b, c, d",
+        "Totals: 2 errors, 1 warning, 0 notes, 5 infos",
+        "Fatal signal SIGSEGV: segmentation violation",
+    ] {
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+}
