@@ -53,7 +53,7 @@ static DOTTED_CLASS: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap()
 });
 static ZERO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(errors?|failures?|failed|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
+    Regex::new(r"(?i)\b(errors?|fail(?:ures?|ed|s)?|fatal)(\s+[a-z]+){0,3}\s*[=:]\s*0\b|\b0\s+([a-z]+\s+){0,2}(errors?|failures?|failed|faults?|drops?|dropped|discards?)\b|\bno\s+([a-z]+\s+)?errors?\b|\bwithout errors?\b|\b(errors?|failures?|faults?)\s+\(?0\)?(\s|$|,)").unwrap()
 });
 /// An error that is a measured quantity: an error word given a decimal number (`SIGMA
 /// SKELETON, ERROR=  -60.2361801476`, `val_error=1.2e-3`, `val error: 0.08`; a line's leading
@@ -152,11 +152,12 @@ static LEVEL: LazyLock<Regex> = LazyLock::new(|| {
 /// A passing or skipped test's result line (DejaGnu `PASS:`, jtreg `Passed:`, `XFAIL:`, TAP
 /// `ok 12`, pytest `PASSED` / `SKIPPED`, unittest's `test x ... ok`, `... skipped 'stty
 /// invocation failed'`, `... expected failure`, `✓`, graphql-inspector's `[log] ✔  Type
-/// DependabotUpdateError was added`): its name or reason may say "error" or
-/// "failed" (`PASS: plugin error`); the test did not fail.
+/// DependabotUpdateError was added`, automake's `SKIP: t.sh` and its scripts' `t.sh: skipped
+/// test: ja_JP locale not found`, live set of session 54): its name or reason may say
+/// "error", "failed" or "not found" (`PASS: plugin error`); the test did not fail.
 static PASSED_VERDICT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|ok\s+\d+\b|(?:\[\w+\]\s+)?[✓✔]\s|--- (?:PASS|SKIP):\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$|\s\.\.\.\s+(?:skipped\b|expected failure$)|\sSKIPPED(?:\s|$)",
+        r"^\s*(?:PASS(?:ED)?:?\s|Passed:\s|XFAIL:\s|SKIP:\s|ok\s+\d+\b|(?:\[\w+\]\s+)?[✓✔]\s|--- (?:PASS|SKIP):\s)|\sPASSED(?:\s|$)|\s\.\.\.\s+ok$|\s\.\.\.\s+(?:skipped\b|expected failure$)|\sSKIPPED(?:\s|$)|^[\w./-]+: skipped test: ",
     )
     .unwrap()
 });
@@ -459,6 +460,15 @@ pub fn severity(line: &str) -> Severity {
         return Severity::Error;
     }
     if is_passed_verdict(line) || quoted_source(line) || quiet::quiet(line) {
+        return Severity::None;
+    }
+    // A count of none and nothing else (automake's `# ERROR: 0`, `# FAIL:  0`) is no level.
+    if ZERO_COUNT.is_match(line)
+        && !ZERO_COUNT
+            .replace_all(line, "")
+            .chars()
+            .any(char::is_alphanumeric)
+    {
         return Severity::None;
     }
     // An explicit level near the start of a record decides, except for strong error signals

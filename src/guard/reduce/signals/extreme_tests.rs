@@ -397,3 +397,28 @@ fn a_slot_of_units_after_the_number_names_and_scales_it() {
         .unwrap_or_else(|| panic!("{:?}", ranked.iter().map(|r| &r.1).collect::<Vec<_>>()));
     assert_eq!(u.units[bytes.2[0].1].text, "40 KiB each:");
 }
+
+#[test]
+fn a_code_is_no_measure() {
+    // Live set of session 54: make's `Error 2` lines were called the largest `Error`.
+    let mut log = String::new();
+    for i in 0..30 {
+        log.push_str(&format!(
+            "make[{}]: Entering directory '/src/d{i}'\n",
+            i % 4
+        ));
+        log.push_str(&format!(
+            "make[{}]: *** [Makefile:{}: check-d{i}] Error {}\n",
+            i % 4,
+            5000 + i * 37,
+            1 + i % 2
+        ));
+    }
+    let intent = "why did make check fail, and in which directory?";
+    let u = build(&log, Kind::Log);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let why: Vec<&String> = s.ext_why.values().collect();
+    assert!(!why.iter().any(|w| w.contains("Error")), "{why:?}");
+    assert!(super::slots::code_word("Error") && super::slots::code_word("status:"));
+    assert!(!super::slots::code_word("took"));
+}

@@ -216,6 +216,9 @@ pub(super) fn slot_extremes(
             // A dot leader joined to its name (`Percentage of total database.......... 90.3%`,
             // sqlite3_analyzer's report, live set of session 47) is no part of the label.
             let literal = leaderless(&label);
+            if code_word(literal) {
+                continue;
+            }
             for (words, mut vals) in series {
                 vals.sort_by_key(|v| v.1);
                 let label = if words.is_empty() {
@@ -259,6 +262,17 @@ fn gutter(toks: &[&str], p: usize) -> bool {
     toks.get(p + 1).is_some_and(|t| matches!(*t, "|" | "│"))
         && toks[..p].iter().all(|t| *t == ">")
         && p <= 1
+}
+
+/// True for a label whose number is a code, not a measure: make's `*** [Makefile:12: all]
+/// Error 2`, `exit 1`, `status 404`, `errno 13`, `signal 9`. Their largest is no answer (live
+/// set of session 54 ranked make's `Error 2` above its `Error 1`).
+pub(super) fn code_word(label: &str) -> bool {
+    let w = label.trim_end_matches([':', '=', ',']).to_ascii_lowercase();
+    matches!(
+        w.as_str(),
+        "error" | "exit" | "status" | "code" | "rc" | "errno" | "signal" | "returncode"
+    )
 }
 
 /// `word` without the dot leader joined to it (`database.........` -> `database`); a word

@@ -421,3 +421,24 @@ fn listed_classes_vocabularies_and_handler_tables_are_no_errors() {
         assert_eq!(severity(l), Severity::Error, "{l}");
     }
 }
+
+#[test]
+fn a_skipped_test_and_a_count_of_none_are_no_errors() {
+    // Live set of session 54 (`make check` of GNU sed): automake's skips and its summary.
+    for l in [
+        "mb-bad-delim.sh: skipped test: en_US.UTF-8 locale not found",
+        "SKIP: testsuite/mb-bad-delim.sh",
+        "# ERROR: 0",
+        "# FAIL:  0",
+        "fails: 0",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    for l in [
+        "# FAIL:  1",
+        "FAIL: testsuite/panic-tests.sh",
+        "# ERROR: 0 of 3 failed",
+    ] {
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+}
