@@ -42,7 +42,8 @@ pub(crate) use extremes::line_ref;
 use fields::slot_dist;
 pub use fields::{field_dists, number, tagged_number, Dist};
 pub use mining::{facts, shown_path, Fact};
-use salience::{summary_key, totals_row};
+use salience::summary_key;
+pub(crate) use salience::totals_row;
 pub use scoped::named_section;
 
 /// Scores of every unit (index = unit index), each 0..=1.

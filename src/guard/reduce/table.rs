@@ -566,7 +566,10 @@ pub fn reduce(text: &str, kind: Kind, ctx: &Ctx<'_>) -> Option<Reduction> {
             .collect();
     }
     for &c in &ranked_cols {
-        let mut idx: Vec<usize> = (0..rows.len()).collect();
+        // A totals row (`size -t`'s `(TOTALS)`) sums the rows: it is no top row.
+        let mut idx: Vec<usize> = (0..rows.len())
+            .filter(|&r| !crate::guard::reduce::signals::totals_row(lines[rows[r].0]))
+            .collect();
         idx.sort_by(|&a, &b| {
             let va = rows[a].1.get(c).and_then(|v| num(v)).unwrap_or(f64::MIN);
             let vb = rows[b].1.get(c).and_then(|v| num(v)).unwrap_or(f64::MIN);

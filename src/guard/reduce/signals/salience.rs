@@ -161,18 +161,21 @@ pub(super) fn aggregate_leaf(path: &str) -> bool {
 }
 
 /// True for a row that totals the others: its first word is `TOTAL`, `Total:`, `Sum`, `All`
-/// or `Overall` (any case).
-pub(super) fn totals_row(text: &str) -> bool {
-    let first = text
-        .split([' ', '\t', '|', ','])
-        .find(|w| !w.is_empty())
-        .unwrap_or("")
-        .trim_end_matches(':')
-        .to_ascii_lowercase();
+/// or `Overall` (any case), or its last is `(TOTALS)` or `total` (`size -t`'s last row,
+/// ranked the largest library in the trial of session 54; `wc -l`'s `455953 total`).
+pub(crate) fn totals_row(text: &str) -> bool {
+    let mut words = text.split([' ', '\t', '|', ',']).filter(|w| !w.is_empty());
+    let first = words.next().unwrap_or("");
+    let last = words.next_back().unwrap_or("");
+    let word = |w: &str| {
+        w.trim_end_matches(':')
+            .trim_matches(['(', ')', '[', ']'])
+            .to_ascii_lowercase()
+    };
     matches!(
-        first.as_str(),
+        word(first).as_str(),
         "total" | "totals" | "sum" | "all" | "overall"
-    )
+    ) || matches!(word(last).as_str(), "total" | "totals")
 }
 
 #[cfg(test)]

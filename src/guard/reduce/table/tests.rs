@@ -346,3 +346,36 @@ fn quoted_commas_make_no_csv() {
     ];
     assert!(looks_like_csv(&csv));
 }
+
+#[test]
+fn a_totals_row_is_no_top_row() {
+    // Trial of session 54: `size -t`'s `(TOTALS)` row was the top row by dec.
+    let mut t = String::from("   text\t   data\t    bss\t    dec\t    hex\tfilename\n");
+    for i in 0..30u64 {
+        let text = 1000 + i * 37 % 11 * 500 + if i == 17 { 900_000 } else { 0 };
+        t.push_str(&format!(
+            "{text:>7}\t    656\t      8\t{:>7}\t{:>7x}\t/usr/lib/lib{i}.so\n",
+            text + 664,
+            text + 664
+        ));
+    }
+    t.push_str("1300000\t  19680\t    240\t1319920\t 1424f0\t(TOTALS)\n");
+    let q = Query::new("which shared libraries are the largest by total size?");
+    let ctx = Ctx {
+        query: &q,
+        exit_code: None,
+        bytes: 0,
+    };
+    let r = reduce(&t, Kind::Table, &ctx).unwrap();
+    let top = r
+        .items
+        .iter()
+        .find(|f| f.section == Section::KeyFacts && f.text.starts_with("top rows by"))
+        .unwrap_or_else(|| panic!("{:#?}", r.items));
+    assert!(top.text.contains(": L19,"), "{}", top.text);
+    assert!(!top.text.contains("L32"), "{}", top.text);
+    assert!(crate::guard::reduce::signals::totals_row("455953 total"));
+    assert!(!crate::guard::reduce::signals::totals_row(
+        "12 ./src/totals.py"
+    ));
+}
