@@ -177,6 +177,20 @@ fn fill(v: &mut Value, f: &Fill) {
                     fill(&mut inner, f);
                     json!(inner.to_string())
                 }
+                "@transcript" => {
+                    // Claude Code's transcript: the user's request, then the call's own
+                    // assistant turn (JSON lines).
+                    let p = f.e.root.join("claude/transcript.jsonl");
+                    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                    let lines = [
+                        json!({"type": "user", "message": {"role": "user", "content": arg}}),
+                        json!({"type": "assistant", "message": {"role": "assistant",
+                            "content": [{"type": "tool_use", "name": "Read", "id": "t1"}]}}),
+                    ];
+                    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+                    std::fs::write(&p, body).unwrap();
+                    json!(p)
+                }
                 "@saved" => json!(f.saved.as_ref().unwrap().0),
                 "@saved-content" => json!(f.saved.as_ref().unwrap().1),
                 _ => return,
@@ -412,6 +426,24 @@ fn every_agent_hook_against_the_real_daemon() {
         .as_str()
         .unwrap();
     assert!(!text.contains("JSON document"), "{text}");
+    assert_eq!(open_from(&e.project, &pointer(text)), log.as_bytes());
+
+    // A Read carries no intent: the user's last request, from the transcript the payload
+    // names, steers the summary to what it asks (the failing test compile and its cause; a
+    // Read steered by its arguments alone quotes neither).
+    let out = hook(
+        &e,
+        "claude-code",
+        &fixture("claude-code.read.large.json", &f),
+    );
+    let u = answer(&out)["hookSpecificOutput"]["updatedToolOutput"].clone();
+    let text = u["file"]["content"].as_str().unwrap();
+    for fact in [
+        "CompileWithEclipseTest.java:[42,46] cannot access org.eclipse.jdt.internal.compiler",
+        "maven-compiler-plugin:3.10.1:testCompile (default-testCompile) on project functional",
+    ] {
+        assert!(text.contains(fact), "{fact}: {text}");
+    }
     assert_eq!(open_from(&e.project, &pointer(text)), log.as_bytes());
 
     // Reading the saved file back: not saved again; the summary points at the same file.

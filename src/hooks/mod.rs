@@ -22,6 +22,7 @@ pub mod cursor;
 pub mod gemini;
 pub mod install;
 pub mod opencode;
+pub mod transcript;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -91,7 +92,7 @@ pub struct ToolCall {
     pub tool: String,
     /// The tool's arguments (`_intent` removed).
     pub args: Option<Value>,
-    /// What the call is for ([`intent_of`]).
+    /// What the call is for ([`call_intent`]; Cursor's: [`intent_of`]).
     pub intent: Option<String>,
     /// The agent's working directory (absolute); pointers open from here.
     pub cwd: PathBuf,
@@ -208,8 +209,7 @@ pub fn intent_of(args: &Value) -> Option<String> {
                 .join(" ")
         })
     };
-    let picked = s("_intent")
-        .or_else(|| s("description"))
+    let picked = stated_intent(args)
         .or_else(|| s("command"))
         .or_else(|| argv("command"))
         .or_else(|| s("cmd"))
@@ -219,6 +219,39 @@ pub fn intent_of(args: &Value) -> Option<String> {
             v => Some(v.to_string()),
         })?;
     Some(picked.chars().take(MAX_INTENT_CHARS).collect())
+}
+
+/// What the call says it is for, in words: `_intent`, else `description` (Claude Code's Bash
+/// has one). `None` when it says neither: [`intent_of`] then falls back on the command or the
+/// arguments, and a hook first on the user's last request ([`call_intent`]).
+pub fn stated_intent(args: &Value) -> Option<String> {
+    ["_intent", "description"].into_iter().find_map(|k| {
+        args.get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.chars().take(MAX_INTENT_CHARS).collect())
+    })
+}
+
+/// The intent of a hook's call: [`stated_intent`]; else the user's last request from the
+/// agent's transcript ([`transcript::last_user_request`]) followed by what [`intent_of`]
+/// falls back on in brackets (`why does the build fail? (cargo build)`); else that alone. At
+/// most [`MAX_INTENT_CHARS`] characters.
+pub fn call_intent(payload: &Value, args: &Value) -> Option<String> {
+    if let Some(s) = stated_intent(args) {
+        return Some(s);
+    }
+    let fallback = intent_of(args);
+    // The request leaves a fifth of the characters to the command it brackets.
+    let Some(asked) = transcript::last_user_request(payload, MAX_INTENT_CHARS * 4 / 5) else {
+        return fallback;
+    };
+    let both = match fallback {
+        Some(f) => format!("{asked} ({f})"),
+        None => asked,
+    };
+    Some(both.chars().take(MAX_INTENT_CHARS).collect())
 }
 
 /// `args` without its `_intent` key (what the tool itself was called with).
@@ -263,7 +296,7 @@ pub fn common_call(payload: &Value, project_env: Option<&str>) -> Result<ToolCal
         .unwrap_or("")
         .to_string();
     Ok(ToolCall {
-        intent: intent_of(&input),
+        intent: call_intent(payload, &input),
         args: Some(strip_intent(&input)),
         tool,
         cwd,
@@ -561,6 +594,42 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_call_without_a_stated_intent_takes_the_users_last_request() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("rollout.jsonl");
+        std::fs::write(
+            &t,
+            format!(
+                "{}\n",
+                json!({"type":"event_msg","payload":{"type":"user_message","message":"why does the build fail?"}})
+            ),
+        )
+        .unwrap();
+        let payload = json!({"transcript_path": t});
+        assert_eq!(
+            call_intent(&payload, &json!({"command": "cargo build"})).as_deref(),
+            Some("why does the build fail? (cargo build)")
+        );
+        // A stated intent wins; without a transcript the command stands alone.
+        assert_eq!(
+            call_intent(
+                &payload,
+                &json!({"command": "make", "_intent": "which target"})
+            )
+            .as_deref(),
+            Some("which target")
+        );
+        assert_eq!(
+            call_intent(
+                &json!({"transcript_path": null}),
+                &json!({"command": "make"})
+            )
+            .as_deref(),
+            Some("make")
+        );
+    }
 
     #[test]
     fn intent_comes_from_the_call() {
