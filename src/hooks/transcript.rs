@@ -73,13 +73,18 @@ pub fn last_user_request(payload: &Value, max_chars: usize) -> Option<String> {
     last_in_lines(tail, max_chars)
 }
 
-/// The last user turn of text among JSON lines (Claude Code's or Codex's).
+/// The last user turn of text among JSON lines (Claude Code's or Codex's; a Gemini CLI
+/// message written one per line is read too).
 fn last_in_lines(text: &[u8], max_chars: usize) -> Option<String> {
     text.split(|&b| b == b'\n')
         .rev()
         .filter(|l| l.first() == Some(&b'{'))
         .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
-        .find_map(|v| claude_user_text(&v).or_else(|| codex_user_text(&v)))
+        .find_map(|v| {
+            claude_user_text(&v)
+                .or_else(|| codex_user_text(&v))
+                .or_else(|| gemini_user_text(&v))
+        })
         .map(|t| clip(&t, max_chars))
 }
 
