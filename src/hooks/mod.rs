@@ -450,7 +450,7 @@ pub fn hook_cmd(a: HookArgs) {
 
 /// `json` with each `\uD800`-`\uDFFF` escape that is not half of a high-low pair written
 /// `\ufffd`, and how many were; an escaped backslash before a `u` (`\\u`) is left alone.
-fn lone_surrogates_replaced(json: &str) -> (String, usize) {
+pub(crate) fn lone_surrogates_replaced(json: &str) -> (String, usize) {
     let b = json.as_bytes();
     let hex = |at: usize| -> Option<u32> {
         let h = json.get(at..at + 4)?;

@@ -17,7 +17,8 @@
 //! revision: `initialize` (2025-11-25) or per-request `_meta` and `server/discover`
 //! (2026-07-28), notifications, progress, cancellation, server-to-client requests (sampling,
 //! elicitation, roots) and their answers, `input_required` results and their retries, lines
-//! that are not JSON. When the server exits or closes its output, every request it did not
+//! that are not JSON (a result with raw non-UTF-8 bytes or a lone surrogate escape is JSON
+//! enough: read with U+FFFD, it is guarded like any other, [`mended_line`]). When the server exits or closes its output, every request it did not
 //! answer gets a JSON-RPC error (code [`UPSTREAM_GONE`]) and the proxy exits.
 //!
 //! Why a relay on `serde_json` and not rmcp's service layer: the service layer answers
@@ -317,8 +318,37 @@ struct GuardJob {
     key: String,
 }
 
+/// A server's line that serde_json refuses but that is JSON with two flaws a tool's text may
+/// bring: raw bytes that are not UTF-8, or a lone UTF-16 surrogate escaped in a string
+/// (`\udcff`, as JavaScript's `JSON.stringify` writes a string cut between a pair's halves).
+/// Read with U+FFFD for each, so the result is still guarded (as the hooks read such a
+/// payload); `None` when it has neither flaw or still does not parse. The line as sent is kept
+/// for a result passed through.
+fn mended_line(raw: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(raw);
+    let bad = if std::str::from_utf8(raw).is_err() {
+        text.matches('\u{FFFD}').count()
+    } else {
+        0
+    };
+    let (mended, lone) = crate::hooks::lone_surrogates_replaced(&text);
+    if bad == 0 && lone == 0 {
+        return None;
+    }
+    let v = serde_json::from_str(&mended).ok()?;
+    tracing::warn!(
+        "a server message read with U+FFFD for {bad} invalid UTF-8 sequence(s) and {lone} lone \
+         surrogate escape(s)"
+    );
+    Some(v)
+}
+
 fn on_server_line(line: Vec<u8>, ctx: &Ctx) -> FromServer {
-    let Ok(mut v) = serde_json::from_slice::<Value>(strip_eol(&line)) else {
+    let raw = strip_eol(&line);
+    let Some(mut v) = serde_json::from_slice::<Value>(raw)
+        .ok()
+        .or_else(|| mended_line(raw))
+    else {
         return FromServer::Forward(line);
     };
     let is_response =
@@ -753,38 +783,4 @@ async fn sleep_until_some(t: Option<Instant>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_saved_file_is_found_by_its_bare_name_or_under_the_session_dir() {
-        let t = tempfile::tempdir().unwrap();
-        let session = t.path().join("s");
-        std::fs::create_dir_all(session.join("long_responses")).unwrap();
-        let f = session.join("long_responses/1_Bash.txt");
-        std::fs::write(&f, "x").unwrap();
-        assert_eq!(resolve_saved(Path::new("1_Bash.txt"), &session), f);
-        assert_eq!(
-            resolve_saved(Path::new("long_responses/1_Bash.txt"), &session),
-            f
-        );
-        assert_eq!(resolve_saved(&f, &session), f);
-        // Missing: under the session dir, for the daemon to say so.
-        assert_eq!(
-            resolve_saved(Path::new("nope.txt"), &session),
-            session.join("nope.txt")
-        );
-    }
-
-    #[test]
-    fn file_uri_paths_decode() {
-        assert_eq!(
-            percent_decode("/tmp/a%20b/%C3%BC%25.txt"),
-            std::ffi::OsString::from("/tmp/a b/ü%.txt")
-        );
-        assert_eq!(
-            percent_decode("/x%zz%4"),
-            std::ffi::OsString::from("/x%zz%4")
-        );
-    }
-}
+mod tests;
