@@ -18,8 +18,9 @@
 //! (2026-07-28), notifications, progress, cancellation, server-to-client requests (sampling,
 //! elicitation, roots) and their answers, `input_required` results and their retries, lines
 //! that are not JSON (a result with raw non-UTF-8 bytes or a lone surrogate escape is JSON
-//! enough: read with U+FFFD, it is guarded like any other, `mended_line`). When the server exits or closes its output, every request it did not
-//! answer gets a JSON-RPC error (code [`UPSTREAM_GONE`]) and the proxy exits.
+//! enough: read with U+FFFD, it is guarded like any other, `mended_line`). When the server
+//! exits or closes its output, every request it did not answer gets a JSON-RPC error (code
+//! [`UPSTREAM_GONE`]) and the proxy exits.
 //!
 //! Why a relay on `serde_json` and not rmcp's service layer: the service layer answers
 //! `initialize` and `ping` itself, parses every message into the revision's types it knows
