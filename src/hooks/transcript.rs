@@ -15,8 +15,9 @@
 //!   `messages` are `{"type":"user","content":…}` (a string or parts `{"text":…}`).
 //!
 //! Text the agent itself adds to a user turn (`<environment_context>`, `<command-name>`,
-//! `<system-reminder>`) starts with `<` and is skipped. Only the transcript's last
-//! [`TAIL_BYTES`] are read (a JSON-lines file) or a document of at most [`MAX_DOC_BYTES`].
+//! `<system-reminder>`) starts with `<` and is skipped. A transcript of at most
+//! [`MAX_DOC_BYTES`] that opens with `{` is read whole (one document, or JSON lines); a
+//! larger one only its last [`TAIL_BYTES`], as JSON lines.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
