@@ -15,9 +15,9 @@
 //!   `messages` are `{"type":"user","content":…}` (a string or parts `{"text":…}`).
 //!
 //! Text the agent itself adds to a user turn (`<environment_context>`, `<command-name>`,
-//! `<system-reminder>`) starts with `<` and is skipped. A transcript of at most
-//! [`MAX_DOC_BYTES`] that opens with `{` is read whole (one document, or JSON lines); a
-//! larger one only its last [`TAIL_BYTES`], as JSON lines.
+//! `<system-reminder>`) starts with `<` and is skipped. Only the transcript's last
+//! [`TAIL_BYTES`] are read for JSON lines; a one-document transcript longer than that is read
+//! whole when it is at most [`MAX_DOC_BYTES`].
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -42,36 +42,41 @@ pub fn last_user_request(payload: &Value, max_chars: usize) -> Option<String> {
     }
     let mut f = std::fs::File::open(path).ok()?;
     let len = f.metadata().ok().filter(|m| m.is_file())?.len();
-    let mut head = [0u8; 1];
-    let first = f.read(&mut head).ok()? == 1 && head[0] == b'{';
-    // One document (Gemini CLI): parsed whole when it is one.
-    if first && len <= MAX_DOC_BYTES {
-        f.seek(SeekFrom::Start(0)).ok()?;
-        let mut all = Vec::with_capacity(len as usize);
-        f.read_to_end(&mut all).ok()?;
-        if let Ok(doc) = serde_json::from_slice::<Value>(&all) {
-            if let Some(msgs) = doc.get("messages").and_then(Value::as_array) {
-                return msgs
-                    .iter()
-                    .rev()
-                    .find_map(gemini_user_text)
-                    .map(|t| clip(&t, max_chars));
-            }
-        }
-        return last_in_lines(&all, max_chars);
-    }
+    // The tail first: the last user turn of JSON lines is near the end (the whole file when
+    // it is no longer than the tail).
     let from = len.saturating_sub(TAIL_BYTES);
     f.seek(SeekFrom::Start(from)).ok()?;
     let mut tail = Vec::new();
     f.read_to_end(&mut tail).ok()?;
+    if from == 0 {
+        return last_in_doc(&tail, max_chars).or_else(|| last_in_lines(&tail, max_chars));
+    }
     // A tail cut inside a line starts after that line.
-    let tail = if from > 0 {
-        let nl = memchr::memchr(b'\n', &tail)?;
-        &tail[nl + 1..]
-    } else {
-        &tail[..]
-    };
-    last_in_lines(tail, max_chars)
+    let found =
+        memchr::memchr(b'\n', &tail).and_then(|nl| last_in_lines(&tail[nl + 1..], max_chars));
+    if found.is_some() || len > MAX_DOC_BYTES {
+        return found;
+    }
+    // One document (Gemini CLI's) longer than the tail: read whole.
+    f.seek(SeekFrom::Start(0)).ok()?;
+    let mut all = Vec::with_capacity(len as usize);
+    f.read_to_end(&mut all).ok()?;
+    last_in_doc(&all, max_chars)
+}
+
+/// The last user message of a one-document transcript (Gemini CLI's `messages`); `None` when
+/// `text` is no such document.
+fn last_in_doc(text: &[u8], max_chars: usize) -> Option<String> {
+    if text.first() != Some(&b'{') {
+        return None;
+    }
+    let doc = serde_json::from_slice::<Value>(text).ok()?;
+    doc.get("messages")?
+        .as_array()?
+        .iter()
+        .rev()
+        .find_map(gemini_user_text)
+        .map(|t| clip(&t, max_chars))
 }
 
 /// The last user turn of text among JSON lines (Claude Code's or Codex's; a Gemini CLI
@@ -228,6 +233,33 @@ mod tests {
         assert_eq!(
             last_user_request(&p, 500).as_deref(),
             Some("list the slowest queries")
+        );
+    }
+
+    #[test]
+    fn a_transcript_longer_than_the_tail_is_read_from_its_end_or_whole_when_one_document() {
+        // JSON lines: 5 MiB of tool results, then the request, found in the last 4 MiB.
+        let filler = json!({"type":"user","message":{"role":"user","content":[
+            {"type":"tool_result","tool_use_id":"x","content":"y".repeat(1 << 20)}]}});
+        let mut body: String = (0..5).map(|_| format!("{filler}\n")).collect();
+        body.push_str(&format!(
+            "{}\n",
+            json!({"type":"user","message":{"role":"user","content":"why is CI red?"}})
+        ));
+        let (_d, p) = with_transcript(&body);
+        assert_eq!(
+            last_user_request(&p, 500).as_deref(),
+            Some("why is CI red?")
+        );
+        // One 5 MiB document: its request is near the start, read whole.
+        let doc = json!({"sessionId":"s","messages":[
+            {"type":"user","content":"which query is slowest?"},
+            {"type":"gemini","content":"z".repeat(5 << 20)}
+        ]});
+        let (_d, p) = with_transcript(&doc.to_string());
+        assert_eq!(
+            last_user_request(&p, 500).as_deref(),
+            Some("which query is slowest?")
         );
     }
 
