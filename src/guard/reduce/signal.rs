@@ -434,6 +434,12 @@ pub fn severity(line: &str) -> Severity {
     if NESTED_ERROR_CLASS.is_match(line) {
         return severity(&NESTED_ERROR_CLASS.replace_all(line, "$$C"));
     }
+    // A setting named for an error (`bool HeapDumpOnOutOfMemoryError = false`, `ccstrlist
+    // OnError =` of `java -XX:+PrintFlagsFinal`, live set of session 48) is a name given a
+    // value; the rest of the line decides.
+    if SETTING_NAMED_ERROR.is_match(line) {
+        return severity(&SETTING_NAMED_ERROR.replace_all(line, "Setting$1$2"));
+    }
     // A diagnostic renderer's marked line (miette's `  ! eslint(no-unused-vars): …` and
     // `  x …(rule): …`, `⚠`, `×`): the mark is its level, whatever words follow.
     if let Some(c) = MARKED_DIAGNOSTIC.captures(line) {
@@ -625,6 +631,12 @@ fn quoted_names_out(line: &str) -> std::borrow::Cow<'_, str> {
 /// a JVM class name, no event. A thrown one has more to its name (`Outer$ParseException:`).
 static NESTED_ERROR_CLASS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$(?:Error|Exception|Failure|Fatal)\b").unwrap());
+
+/// A capitalised name ending in an error word and assigned a value (`DumpReplayDataOnError =
+/// true`): a setting, no event. `=` only: `ValueError: bad` is thrown, `==` compares.
+static SETTING_NAMED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b[A-Z][A-Za-z]*[a-z](?:Exception|Error)(\s*:?=)([^=]|$)").unwrap()
+});
 
 /// A C-style comment after code on its line (`return 0;  /* unreachable, but … */`).
 static INLINE_COMMENT: LazyLock<Regex> =

@@ -573,3 +573,24 @@ fn a_class_nested_in_an_error_class_is_a_name() {
         Severity::Error
     );
 }
+
+#[test]
+fn a_setting_named_for_an_error_is_a_name() {
+    // `java -XX:+PrintFlagsFinal` (live set of session 48): flags given values, no event.
+    for l in [
+        "     bool HeapDumpOnOutOfMemoryError               = false                                  {manageable} {default}",
+        "ccstrlist OnError                                  =                                           {product} {default}",
+        "    ccstr AbortVMOnException                       =                                        {diagnostic} {default}",
+        "ShowMessageBoxOnError=true",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // Thrown, compared, or with an error word of its own, the line is still an error.
+    for l in [
+        "java.lang.OutOfMemoryError: Java heap space",
+        "if (x == ValueError) raise",
+        "FooBarError = failed to open /etc/x",
+    ] {
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+}
