@@ -434,6 +434,17 @@ pub fn severity(line: &str) -> Severity {
     if NESTED_ERROR_CLASS.is_match(line) {
         return severity(&NESTED_ERROR_CLASS.replace_all(line, "$$C"));
     }
+    // A heading of one name (`# errors`, the Go package `go build` names before its
+    // diagnostics, trial of session 55; a document's `## Errors`) titles what follows.
+    if ONE_NAME_HEADING.is_match(line) {
+        return Severity::None;
+    }
+    // A linker's or call graph's edge between two dotted symbols (`runtime.gopanic ->
+    // go.string."panic: "` of `go build -ldflags=-dumpdep`, trial of session 55) names code,
+    // error words and all; what follows it decides (jdeps' `a.b -> c.d   not found`).
+    if SYMBOL_EDGE.is_match(line) {
+        return severity(&SYMBOL_EDGE.replace(line, "edge"));
+    }
     // A setting named for an error (`bool HeapDumpOnOutOfMemoryError = false`, `ccstrlist
     // OnError =` of `java -XX:+PrintFlagsFinal`, live set of session 48) is a name given a
     // value; the rest of the line decides.
@@ -631,6 +642,16 @@ fn quoted_names_out(line: &str) -> std::borrow::Cow<'_, str> {
 /// a JVM class name, no event. A thrown one has more to its name (`Outer$ParseException:`).
 static NESTED_ERROR_CLASS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$(?:Error|Exception|Failure|Fatal)\b").unwrap());
+
+/// A line that is a heading mark and one name (`# errors`, `## Failures`, `# net/http`).
+static ONE_NAME_HEADING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*#{1,6}\s+[\w./@-]+\s*$").unwrap());
+
+/// A line that opens with one dotted symbol, `->`, and another, quoted parts and all
+/// (`fmt.Fprintf -> fmt.newPrinter`, `runtime.throw -> go.string."fatal error: "`).
+static SYMBOL_EDGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:[\w/$*().-]*\w\.[\w/$*().-]*[\w)](?: <\w+>)?)? -> [\w/$*().-]*\w\.(?:[^\s\x22]|\x22[^\x22]*\x22)+").unwrap()
+});
 
 /// A capitalised name ending in an error word and assigned a value (`DumpReplayDataOnError =
 /// true`): a setting, no event. `=` only: `ValueError: bad` is thrown, `==` compares.

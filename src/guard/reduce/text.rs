@@ -248,7 +248,10 @@ pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> b
             }
             continue;
         }
-        if is_example(j) {
+        // The next item, or the runner's trailer (Gemini CLI's `Error: (none)`, `Exit Code:
+        // 0` after the output, trial of session 55): a field that states nothing or an exit
+        // status is no part of the error above it.
+        if is_example(j) || NONE_FIELD.is_match(l) || signal::exit_code(l).is_some() {
             break;
         }
         if signal::is_frame(l) {
@@ -275,6 +278,11 @@ pub fn context_after(lines: &[&str], idx: usize, is_example: &dyn Fn(usize) -> b
     }
     out
 }
+
+/// A labelled field whose value is none (`Error: (none)`, `Signal: none`, `cause: null`).
+static NONE_FIELD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*[a-z][\w ]{0,30}:\s*(?:\(none\)|none|null|nil|n/a)\s*$").unwrap()
+});
 
 /// Most plain lines shown for sharing the error lines' terms.
 const MAX_RELATED: usize = 3;

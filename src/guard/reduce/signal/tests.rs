@@ -594,3 +594,24 @@ fn a_setting_named_for_an_error_is_a_name() {
         assert_eq!(severity(l), Severity::Error, "{l}");
     }
 }
+
+#[test]
+fn a_symbol_edge_or_a_one_name_heading_is_no_error() {
+    // `go build -ldflags=-dumpdep` and `go build`'s package headings (trial of session 55).
+    for l in [
+        r#"runtime.throw.func1 -> go.string."fatal error: ""#,
+        "runtime.getitab -> type.runtime.TypeAssertionError",
+        " -> go.info.*runtime.TypeAssertionError",
+        "# errors",
+        "## Failures",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // What follows an edge still decides (jdeps' missing package), as does a heading's text.
+    for l in [
+        "   org.apache.maven.lifecycle -> org.codehaus.plexus.logging          not found",
+        "# runtime error: index out of range",
+    ] {
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+}

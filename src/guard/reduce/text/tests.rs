@@ -51,6 +51,16 @@ fn an_exit_status_line_has_no_context_after_it() {
         "./fr/django.po: 348 translated messages.",
     ];
     assert!(context_after(&po, 1, &never).is_empty());
+    // Gemini CLI's trailer after the output (trial of session 55): a field that states
+    // nothing and the exit status are no part of the last error.
+    let gemini = [
+        "127.0.0.1 failed: javax.net.ssl.SSLHandshakeException: No subject alternative names",
+        "  cause: unknown host",
+        "Error: (none)",
+        "Exit Code: 0",
+        "Signal: (none)",
+    ];
+    assert_eq!(context_after(&gemini, 0, &never), [1]);
 }
 
 #[test]
