@@ -146,6 +146,31 @@ struct Seen {
     all: Vec<(Option<usize>, String)>,
     /// What the kind reducer's core shows of each line (a JSON event's decoded `Output`).
     kind_lines: HashMap<usize, Vec<String>>,
+    /// The value names of each tally taken ([`tally_names`]).
+    tallies: Vec<Vec<String>>,
+}
+
+/// Fewest values a tally names for another of the same values to be a copy of it.
+const MIN_TALLY_NAMES: usize = 3;
+
+/// The names a fact's tally counts (`Class: unknown ×13, network ×5, cpu ×2` -> `cpu`,
+/// `network`, `unknown`), sorted; `None` for a fact that is no tally of
+/// [`MIN_TALLY_NAMES`] or more. Two tallies of the same names (a field's values and the same
+/// field's template slot, `Hardware Class:` and `Class:` of `hwinfo`, live set of session
+/// 55) tell one thing: the second is a copy whatever its counts.
+fn tally_names(text: &str) -> Option<Vec<String>> {
+    let first = text.find(" ×")?;
+    let start = text[..first].rfind(": ").map_or(0, |p| p + 2);
+    let mut names: Vec<String> = Vec::new();
+    for part in text[start..].split(", ") {
+        let (name, n) = part.rsplit_once(" ×")?;
+        if n.is_empty() || !n.chars().all(|c| c.is_ascii_digit() || c == ',') {
+            return None;
+        }
+        names.push(name.trim().to_string());
+    }
+    names.sort();
+    (names.len() >= MIN_TALLY_NAMES).then_some(names)
 }
 
 /// Lines apart within which a line quoted whole inside an excerpt taken before (an XML
@@ -172,7 +197,8 @@ impl Seen {
     fn has(&self, it: &Item) -> bool {
         let core = core(&it.text);
         if it.line.is_none() {
-            return self.texts.contains(core);
+            return self.texts.contains(core)
+                || tally_names(core).is_some_and(|n| self.tallies.contains(&n));
         }
         let line = it.line.unwrap_or(0);
         // Parts of one line cut differently are one line: compare what is left between
@@ -297,6 +323,9 @@ impl Seen {
         self.all.push((it.line, core.clone()));
         match it.line {
             None => {
+                if let Some(n) = tally_names(&core) {
+                    self.tallies.push(n);
+                }
                 self.texts.insert(core);
             }
             Some(l) => self.lines.entry(l).or_default().push(core),
