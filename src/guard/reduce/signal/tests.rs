@@ -615,3 +615,23 @@ fn a_symbol_edge_or_a_one_name_heading_is_no_error() {
         assert_eq!(severity(l), Severity::Error, "{l}");
     }
 }
+
+#[test]
+fn dumped_bytes_and_a_lone_word_are_no_error() {
+    // A hexdump's text column, an Erlang crash dump's heap term and atom table (live set of
+    // session 55), `tcpdump -X`.
+    for l in [
+        "  0010: 65 72 72 6F 72 20 66 61  69 6C 65 64 0A 00 00 00  error failed....",
+        "00000120: 34 30 34 20 4e 6f 74 20 46 6f 75 6e 64 3c 2f 68 404 Not Found</h",
+        "\t0x0000:  4500 003c 1c46 4000 4006 b1e6 c0a8 0001  error...",
+        "7FACBCE54CB8:t2:A5:error,A7:running",
+        "sigsegv",
+        "  abort",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A warning word alone stays one; so do a sentence and a capitalised verdict.
+    assert_eq!(severity("deprecated"), Severity::Warn);
+    assert_eq!(severity("abort: no repository found"), Severity::Error);
+    assert_eq!(severity("0010: error reading block 4"), Severity::Error);
+}
