@@ -709,7 +709,7 @@ fn line_fields(line: &str) -> Vec<(String, String)> {
     use regex::Regex;
     use std::sync::LazyLock;
     static KV: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"(?:^|[\s,;{(\[])([A-Za-z_][\w.\-]{0,40})(?:=|: ?)("[^"]{0,200}"|[^\s,;)\]}]{1,120})"#)
+        Regex::new(r#"(?:^|[\s,;{(\[])([A-Za-z_][\w.\-]{0,40}(?:\+\w[\w.\-]{0,20})?)(?:=|: ?)("[^"]{0,200}"|[^\s,;)\]}]{1,120})"#)
             .unwrap()
     });
     // A line that starts with a label of a few words (`  BGP state = Idle, down for 3d16h`,

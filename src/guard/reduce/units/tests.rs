@@ -807,3 +807,12 @@ fn a_size_keeps_its_unit_so_sizes_in_kib_and_mib_compare() {
     let f = super::line_fields("took=12 apples");
     assert!(f.contains(&("took".to_string(), "12".to_string())), "{f:?}");
 }
+
+#[test]
+fn a_key_joined_by_a_plus_is_one_field() {
+    // An Erlang crash dump's `Stack+heap: 1439468` (live set of session 55).
+    assert_eq!(
+        line_fields("Stack+heap: 1439468"),
+        vec![("Stack+heap".to_string(), "1439468".to_string())]
+    );
+}
