@@ -53,6 +53,22 @@ pub fn looks_like_csv(nonblank: &[&str]) -> bool {
         return false;
     };
     let c = unquoted_commas(first);
+    // Nor are label sets, `name="value"` pairs the commas list (`{__name__="up",
+    // instance="x:9090"} 1 1796675733698` of `promtool tsdb dump`, live set of session 55):
+    // the first line is a series, no header.
+    let cells = crate::guard::reduce::units::split_csv(first, ',');
+    let labels = cells
+        .iter()
+        .filter(|x| {
+            let t = x.trim_start().trim_start_matches(['{', '(']);
+            t.split_once("=\"").is_some_and(|(k, _)| {
+                !k.is_empty() && k.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+            })
+        })
+        .count();
+    if labels * 2 >= cells.len() {
+        return false;
+    }
     let sample: Vec<&&str> = nonblank.iter().take(50).collect();
     c >= 2
         && sample.len() >= 3

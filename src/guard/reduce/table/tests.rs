@@ -345,6 +345,15 @@ fn quoted_commas_make_no_csv() {
         "Ng,Rome,5",
     ];
     assert!(looks_like_csv(&csv));
+    // Label sets (`promtool tsdb dump`, live set of session 55): series, no header row.
+    let series: Vec<String> = (0..10)
+        .map(|k| format!("{{__name__=\"up\", instance=\"localhost:15692\", job=\"rabbitmq\"}} {k} 1796675733698"))
+        .collect();
+    let series: Vec<&str> = series.iter().map(String::as_str).collect();
+    assert!(!looks_like_csv(&series));
+    // A CSV whose cells hold `a="b"` now and then is still one.
+    let mixed = ["id,expr,n", "1,x=\"a\",3", "2,y,4", "3,z,5"];
+    assert!(looks_like_csv(&mixed));
 }
 
 #[test]
