@@ -422,3 +422,38 @@ fn a_code_is_no_measure() {
     assert!(super::slots::code_word("Error") && super::slots::code_word("status:"));
     assert!(!super::slots::code_word("took"));
 }
+
+#[test]
+fn a_unit_with_a_colon_before_a_number_is_the_last_values() {
+    // `siege -v` (trial of session 55): `0.01 secs: 1532634 bytes` ranked as `largest secs:`.
+    let mut text = String::new();
+    for i in 0..60 {
+        let bytes = if i == 23 {
+            1532634
+        } else {
+            100 + i * 7919 % 997
+        };
+        text.push_str(&format!(
+            "HTTP/1.1 200     0.0{} secs: {bytes:>7} bytes ==> GET  /pkg{i}/changelog.gz\n",
+            i % 3
+        ));
+    }
+    let intent = "what was the largest response?";
+    let u = build(&text, Kind::Lines);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    let top = s
+        .ext_why
+        .iter()
+        .find(|(&i, _)| u.units[i].text.contains("1532634"))
+        .map(|(_, why)| why.clone());
+    assert!(
+        top.as_deref()
+            .is_some_and(|w| w.starts_with("largest bytes")),
+        "{top:?}"
+    );
+    assert!(
+        s.ext_why.values().all(|w| !w.contains("secs:")),
+        "{:?}",
+        s.ext_why
+    );
+}

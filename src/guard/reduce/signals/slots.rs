@@ -175,7 +175,13 @@ pub(super) fn slot_extremes(
                 .copied()
                 .filter(|x| unit_word(x))
                 .or(unit_slot)
-                .filter(|_| before.is_none_or(|b| unit_word(b) || number(b).is_some()));
+                .filter(|_| {
+                    // `0.01 secs: 1532634 bytes` (siege, trial of session 55): the `secs:`
+                    // before the bytes is the last value's unit, colon and all.
+                    before.is_none_or(|b| {
+                        unit_word(b) || unit_word(b.trim_end_matches(':')) || number(b).is_some()
+                    })
+                });
             // A slot right after another (`[938:22 - 948:12] (801 lines, …)`) is named by the
             // words after it when it has them: the literal before both names the first.
             let after_slot = pos > 0 && tt[pos - 1] == "<*>";
