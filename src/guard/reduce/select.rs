@@ -712,9 +712,10 @@ pub fn select_with(
     if std::env::var_os("TOOLSUM_DEBUG_SELECT").is_some() {
         for it in &out {
             eprintln!(
-                "taken {:.2} L{:?} {}",
+                "taken {:.2} L{:?} {:?} {}",
                 it.prio,
                 it.line,
+                it.section,
                 clip_str(&it.text, 80)
             );
         }
