@@ -146,31 +146,38 @@ struct Seen {
     all: Vec<(Option<usize>, String)>,
     /// What the kind reducer's core shows of each line (a JSON event's decoded `Output`).
     kind_lines: HashMap<usize, Vec<String>>,
-    /// The value names of each tally taken ([`tally_names`]).
+    /// What each tally taken counts ([`tally_names`]).
     tallies: Vec<Vec<String>>,
 }
 
 /// Fewest values a tally names for another of the same values to be a copy of it.
 const MIN_TALLY_NAMES: usize = 3;
 
-/// The names a fact's tally counts (`Class: unknown ×13, network ×5, cpu ×2` -> `cpu`,
-/// `network`, `unknown`), sorted; `None` for a fact that is no tally of
-/// [`MIN_TALLY_NAMES`] or more. Two tallies of the same names (a field's values and the same
-/// field's template slot, `Hardware Class:` and `Class:` of `hwinfo`, live set of session
-/// 55) tell one thing: the second is a copy whatever its counts.
+/// What a fact's tally counts: its first (most frequent) value with its count, then the
+/// names of all its values, sorted (`Class: unknown ×13, network ×5, cpu ×2` -> `unknown
+/// ×13`, `cpu`, `network`, `unknown`); `None` for a fact that is no tally of
+/// [`MIN_TALLY_NAMES`] or more values. Two tallies alike so (a field's values and the same
+/// field's template slot, `Hardware Class:` and `Class:` of `hwinfo`, live set of session 55)
+/// tell one thing; two distributions of the same values led by other counts (before and
+/// after) are two facts.
 fn tally_names(text: &str) -> Option<Vec<String>> {
     let first = text.find(" ×")?;
     let start = text[..first].rfind(": ").map_or(0, |p| p + 2);
     let mut names: Vec<String> = Vec::new();
+    let mut lead = String::new();
     for part in text[start..].split(", ") {
         let (name, n) = part.rsplit_once(" ×")?;
         if n.is_empty() || !n.chars().all(|c| c.is_ascii_digit() || c == ',') {
             return None;
         }
+        if lead.is_empty() {
+            lead = part.trim().to_string();
+        }
         names.push(name.trim().to_string());
     }
     names.sort();
-    (names.len() >= MIN_TALLY_NAMES).then_some(names)
+    names.insert(0, lead);
+    (names.len() > MIN_TALLY_NAMES).then_some(names)
 }
 
 /// Lines apart within which a line quoted whole inside an excerpt taken before (an XML

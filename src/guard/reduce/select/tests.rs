@@ -667,6 +667,12 @@ fn a_tally_of_the_same_values_is_taken_once() {
         "Driver: virtio-pci ×6, ifb ×2, virtio_net ×2",
         5.0
     )));
+    // The same values led by another count (before and after) are another distribution.
+    assert!(!seen.has(&Item::fact(
+        0,
+        "after: network ×9, unknown ×3, cpu ×2, bios ×1",
+        5.0
+    )));
     seen.add(&Item::fact(0, "status: ok ×5, failed ×2", 5.0));
     assert!(!seen.has(&Item::fact(0, "result: ok ×9, failed ×1", 5.0)));
     assert_eq!(tally_names("no tally here"), None);
