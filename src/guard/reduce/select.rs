@@ -146,38 +146,6 @@ struct Seen {
     all: Vec<(Option<usize>, String)>,
     /// What the kind reducer's core shows of each line (a JSON event's decoded `Output`).
     kind_lines: HashMap<usize, Vec<String>>,
-    /// What each tally taken counts ([`tally_names`]).
-    tallies: Vec<Vec<String>>,
-}
-
-/// Fewest values a tally names for another of the same values to be a copy of it.
-const MIN_TALLY_NAMES: usize = 3;
-
-/// What a fact's tally counts: its first (most frequent) value with its count, then the
-/// names of all its values, sorted (`Class: unknown ×13, network ×5, cpu ×2` -> `unknown
-/// ×13`, `cpu`, `network`, `unknown`); `None` for a fact that is no tally of
-/// [`MIN_TALLY_NAMES`] or more values. Two tallies alike so (a field's values and the same
-/// field's template slot, `Hardware Class:` and `Class:` of `hwinfo`, live set of session 55)
-/// tell one thing; two distributions of the same values led by other counts (before and
-/// after) are two facts.
-fn tally_names(text: &str) -> Option<Vec<String>> {
-    let first = text.find(" ×")?;
-    let start = text[..first].rfind(": ").map_or(0, |p| p + 2);
-    let mut names: Vec<String> = Vec::new();
-    let mut lead = String::new();
-    for part in text[start..].split(", ") {
-        let (name, n) = part.rsplit_once(" ×")?;
-        if n.is_empty() || !n.chars().all(|c| c.is_ascii_digit() || c == ',') {
-            return None;
-        }
-        if lead.is_empty() {
-            lead = part.trim().to_string();
-        }
-        names.push(name.trim().to_string());
-    }
-    names.sort();
-    names.insert(0, lead);
-    (names.len() > MIN_TALLY_NAMES).then_some(names)
 }
 
 /// Lines apart within which a line quoted whole inside an excerpt taken before (an XML
@@ -204,8 +172,7 @@ impl Seen {
     fn has(&self, it: &Item) -> bool {
         let core = core(&it.text);
         if it.line.is_none() {
-            return self.texts.contains(core)
-                || tally_names(core).is_some_and(|n| self.tallies.contains(&n));
+            return self.texts.contains(core);
         }
         let line = it.line.unwrap_or(0);
         // Parts of one line cut differently are one line: compare what is left between
@@ -330,9 +297,6 @@ impl Seen {
         self.all.push((it.line, core.clone()));
         match it.line {
             None => {
-                if let Some(n) = tally_names(&core) {
-                    self.tallies.push(n);
-                }
                 self.texts.insert(core);
             }
             Some(l) => self.lines.entry(l).or_default().push(core),

@@ -641,39 +641,3 @@ fn asked_for_a_ranking_the_best_series_keeps_its_top_five_in_order() {
     assert!(lines.len() >= 3, "{out:?}");
     assert!(lines.iter().all(|&l| l < 100), "{out:?}");
 }
-
-#[test]
-fn a_tally_of_the_same_values_is_taken_once() {
-    // `hwinfo` (live set of session 55): one field's values counted by its key and again by
-    // the key's last word; the second says nothing new.
-    let mut seen = Seen::default();
-    let first = Item::fact(
-        0,
-        "Hardware Class: unknown ×13, network ×5, cpu ×2, bios ×1",
-        5.0,
-    );
-    seen.add(&first);
-    let copy = Item::fact(0, "Class: unknown ×13, network ×5, cpu ×2, bios ×1", 5.0);
-    assert!(seen.has(&copy));
-    let slot = Item::fact(
-        0,
-        "values in the 23 lines like L4802: unknown ×13, cpu ×2, network ×1, bios ×1",
-        5.0,
-    );
-    assert!(seen.has(&slot));
-    // Other values, or too few to tell, are another fact.
-    assert!(!seen.has(&Item::fact(
-        0,
-        "Driver: virtio-pci ×6, ifb ×2, virtio_net ×2",
-        5.0
-    )));
-    // The same values led by another count (before and after) are another distribution.
-    assert!(!seen.has(&Item::fact(
-        0,
-        "after: network ×9, unknown ×3, cpu ×2, bios ×1",
-        5.0
-    )));
-    seen.add(&Item::fact(0, "status: ok ×5, failed ×2", 5.0));
-    assert!(!seen.has(&Item::fact(0, "result: ok ×9, failed ×1", 5.0)));
-    assert_eq!(tally_names("no tally here"), None);
-}

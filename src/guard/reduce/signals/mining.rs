@@ -36,13 +36,30 @@ fn signature(d: &Dist) -> Vec<usize> {
     c
 }
 
+/// What a distribution of [`MIN_TALLY_VALUES`] or more values counts: its most frequent
+/// value with its count, and all its values, sorted. Two alike (a field's values and the same
+/// field's template slot) tell one thing; the same values led by other counts (before and
+/// after) are two distributions.
+type Tally = Option<(String, usize, Vec<String>)>;
+
+/// Fewest values a distribution counts for [`tally`] to compare it.
+const MIN_TALLY_VALUES: usize = 3;
+
+/// The [`Tally`] of `d`.
+fn tally(d: &Dist) -> Tally {
+    let (lead, n) = d.counts.first()?;
+    let mut names: Vec<String> = d.counts.iter().map(|c| c.0.clone()).collect();
+    names.sort();
+    (names.len() >= MIN_TALLY_VALUES).then(|| (lead.clone(), *n, names))
+}
+
 /// Facts mined from the whole input: counts per template, per value of categorical fields and
 /// template slots (a slot's counts once when a field states them too), and small objects
 /// shown whole. `headers` names records of indented text that have no naming field (the line
 /// that opens each one's block); [`Headers::default`] for none.
 pub fn facts(u: &Units, q: &Query, headers: &Headers) -> Vec<Fact> {
     let mut out = Vec::new();
-    let mut slot_sigs: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut slot_sigs: Vec<(usize, Vec<usize>, Tally)> = Vec::new();
     let n = u.units.len().max(1);
     // Templates by count (line inputs that repeat).
     if !u.structured {
@@ -91,7 +108,7 @@ pub fn facts(u: &Units, q: &Query, headers: &Headers) -> Vec<Fact> {
                     if !q.is_empty() && vrel <= 0.0 {
                         continue;
                     }
-                    slot_sigs.push((out.len(), signature(&d)));
+                    slot_sigs.push((out.len(), signature(&d), tally(&d)));
                     out.push(Fact {
                         // The count of lines says the values are counted in them only:
                         // `503 ×40` of one line shape was read as every 503 (trial 46: 61).
@@ -143,7 +160,18 @@ pub fn facts(u: &Units, q: &Query, headers: &Headers) -> Vec<Fact> {
         .collect();
     cats.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut field_sigs = Vec::new();
-    for (w, i) in cats.into_iter().take(4) {
+    let mut field_tallies: Vec<Tally> = Vec::new();
+    for (w, i) in cats {
+        if field_sigs.len() == 4 {
+            break;
+        }
+        // A field counting what one taken counts (`Hardware Class:` and `Class:` of
+        // `hwinfo`, live set of session 55) is the same fact again.
+        let t = tally(&dists[i]);
+        if t.is_some() && field_tallies.contains(&t) {
+            continue;
+        }
+        field_tallies.push(t);
         field_sigs.push(signature(&dists[i]));
         let list;
         let shown = if dists[i].name.ends_with("[]") {
@@ -162,10 +190,12 @@ pub fn facts(u: &Units, q: &Query, headers: &Headers) -> Vec<Fact> {
     // The records a value the question names picks, by their names.
     out.extend(super::chosen::chosen(u, &dists, q, headers));
     // A slot's counts that a field states already (`path=/a ×3` and `path: /a ×3`) once.
+    // Or the same values led by the same value and count (the slot's lines are some of the
+    // field's).
     let dup: std::collections::HashSet<usize> = slot_sigs
         .iter()
-        .filter(|(_, sig)| field_sigs.contains(sig))
-        .map(|(k, _)| *k)
+        .filter(|(_, sig, t)| field_sigs.contains(sig) || t.is_some() && field_tallies.contains(t))
+        .map(|(k, _, _)| *k)
         .collect();
     if !dup.is_empty() {
         let mut k = 0;

@@ -942,3 +942,34 @@ fn a_slot_label_of_punctuation_reads_value() {
     );
     assert_eq!(slots::readable("BCI:"), "BCI:");
 }
+
+/// One distribution counted under two names (`Hardware Class:` and its last word `Class:` of
+/// `hwinfo`, live set of session 55) is stated once; the same values led by other counts
+/// (what was before, what is after) are two facts.
+#[test]
+fn a_distribution_counted_twice_is_stated_once() {
+    let classes = [
+        "unknown", "unknown", "unknown", "network", "network", "cpu", "bios", "disk",
+    ];
+    let mut text = String::new();
+    for i in 0..40 {
+        let c = classes[i % classes.len()];
+        let other = [
+            "network", "network", "network", "network", "unknown", "cpu", "bios", "disk",
+        ][i % classes.len()];
+        text.push_str(&format!(
+            "{i}: PCI {i:02}.0: device\n  Hardware Class: {c}\n  before: {c}\n  after: {other}\n\n"
+        ));
+    }
+    let u = build(&text, Kind::Lines);
+    let headers = crate::guard::reduce::select::Headers::default();
+    let f = facts(
+        &u,
+        &Query::new("what hardware classes are there?"),
+        &headers,
+    );
+    let texts: Vec<&str> = f.iter().map(|x| x.text.as_str()).collect();
+    let lead = |t: &&&str| t.contains(": unknown ×15, network ×10");
+    assert_eq!(texts.iter().filter(lead).count(), 1, "{texts:#?}");
+    assert!(texts.iter().any(|t| t.starts_with("after: ")), "{texts:#?}");
+}
