@@ -250,7 +250,13 @@ pub fn detect(text: &str) -> Kind {
     {
         return Kind::JunitXml;
     }
-    if lower_head.contains("<html") || lower_head.starts_with("<!doctype html") {
+    // A page: a line of its head opens the document (`<html`, `<!doctype html`). Markup quoted
+    // inside other lines (a `curl --trace-ascii` dump's `0000: <!DOCTYPE HTML>.<html…`) is
+    // the data of another kind of output.
+    if lower_head.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("<html") || l.starts_with("<!doctype html")
+    }) {
         return Kind::Html;
     }
     let lines: Vec<&str> = head.lines().take(400).collect();
@@ -541,6 +547,20 @@ mod tests {
         assert_eq!(
             detect("<!DOCTYPE html><html><body>x</body></html>"),
             Kind::Html
+        );
+        // Headers before the page (`curl -i`) still make a page; markup quoted inside a
+        // trace's lines does not.
+        assert_eq!(
+            detect("HTTP/1.1 200 OK\nContent-Type: text/html\n\n<html><body>x</body></html>"),
+            Kind::Html
+        );
+        assert_eq!(
+            detect(
+                "23:19:16.912083 <= Recv data, 37594 bytes (0x92da)\n\
+                 0000: <!DOCTYPE HTML>.<html lang=\"en\">.<head>.<meta charset=\"utf-8\">.<\n\
+                 0040: title>Directory listing for /</title>.</head>.<body>.<h1>Directo\n"
+            ),
+            Kind::Log
         );
         assert_eq!(
             detect("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"),
