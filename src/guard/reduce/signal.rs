@@ -459,6 +459,35 @@ pub fn severity(line: &str) -> Severity {
     if SETTING_NAMED_ERROR.is_match(line) {
         return severity(&SETTING_NAMED_ERROR.replace_all(line, "Setting$1$2"));
     }
+    // A class named in parentheses (a profile's `file:line(FooError)`) is a reference to
+    // code; a source line handling an error (`except KeyError:`) handles none.
+    if PAREN_NAMED_ERROR.is_match(line) {
+        return severity(&PAREN_NAMED_ERROR.replace_all(line, "(Name)"));
+    }
+    if ERROR_HANDLER_CODE.is_match(line) {
+        return Severity::None;
+    }
+    // A traced system call's strings are the data it read or wrote (a source file's `//!
+    // Failing records…`), not the tracer's words; what it returned decides (`= -1 ENOENT (No
+    // such file or directory)`, `= -1 EINVAL (Invalid argument)`: a failed call, whatever its
+    // message's words). A write to standard error is the program's own message.
+    if let Some(c) = TRACED_CALL.captures(line) {
+        // A call that would block (`EAGAIN`, a non-blocking `connect`'s `EINPROGRESS`) is
+        // the usual flow of an event loop, not a failure.
+        if c.get(4)
+            .is_some_and(|e| !matches!(e.as_str(), "EAGAIN" | "EWOULDBLOCK" | "EINPROGRESS"))
+            && &c[3] == "-1"
+        {
+            return Severity::Error;
+        }
+        let args = &c[2];
+        if !(&c[1] == "write" && args.starts_with("2,")) {
+            let data_out = TRACED_STRING.replace_all(line, "\"\"");
+            if data_out != line {
+                return severity(&data_out);
+            }
+        }
+    }
     // A diagnostic renderer's marked line (miette's `  ! eslint(no-unused-vars): …` and
     // `  x …(rule): …`, `⚠`, `×`): the mark is its level, whatever words follow.
     if let Some(c) = MARKED_DIAGNOSTIC.captures(line) {
@@ -668,9 +697,10 @@ static ONE_NAME_HEADING: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*#{1,6}\s+[\w./@-]+\s*$").unwrap());
 
 /// A line that opens with one dotted symbol, `->`, and another, quoted parts and all
-/// (`fmt.Fprintf -> fmt.newPrinter`, `runtime.throw -> go.string."fatal error: "`).
+/// (`fmt.Fprintf -> fmt.newPrinter`, `runtime.throw -> go.string."fatal error: "`, Python's
+/// `trace --trackcalls` edge `calendar.<module> -> calendar.IllegalMonthError`).
 static SYMBOL_EDGE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:[\w/$*().-]*\w\.[\w/$*().-]*[\w)](?: <\w+>)?)? -> [\w/$*().-]*\w\.(?:[^\s\x22]|\x22[^\x22]*\x22)+").unwrap()
+    Regex::new(r"^\s*(?:[\w/$*().<>-]*\w\.[\w/$*().<>-]*[\w)>](?: <\w+>)?)? -> [\w/$*().<>-]*\w\.(?:[^\s\x22]|\x22[^\x22]*\x22)+").unwrap()
 });
 
 /// A capitalised name ending in an error word and assigned a value (`DumpReplayDataOnError =
@@ -678,6 +708,30 @@ static SYMBOL_EDGE: LazyLock<Regex> = LazyLock::new(|| {
 static SETTING_NAMED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b[A-Z][A-Za-z]*[a-z](?:Exception|Error)(\s*:?=)([^=]|$)").unwrap()
 });
+
+/// A class named in parentheses and nothing else (`__init__.py:11(DistlibException)`, a
+/// Python profile's `file:line(function)` row; trial of session 56): a reference to code.
+static PAREN_NAMED_ERROR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\([\w.]*[A-Z][A-Za-z0-9]*(?:Exception|Error)\)").unwrap());
+
+/// A line of source that handles an error (`except KeyError:`, `} catch (IOException e) {`),
+/// as a linter's duplicate-code report or a traceback quotes it: code, no event.
+static ERROR_HANDLER_CODE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:except\b[\w\s.,()]*(?:\bas\s+\w+)?:\s*$|(?:\}\s*)?catch\s*\(\s*[\w.|\s]+\)\s*\{?\s*$)").unwrap()
+});
+
+/// A system call traced by `strace` that returned (`21330 23:24:22.53 read(3, "//! Failing
+/// records …"..., 2883) = 2883 <0.000092>`): group 1 is the call's name, group 2 its
+/// arguments, group 3 what it returned, group 4 the error number's name when it failed (`= -1
+/// ENOTTY (Inappropriate ioctl for device)`). The strings it passes are the data read or
+/// written.
+static TRACED_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\[pid\s+\d+\]\s+|\d+\s+)?(?:\d{2}:\d{2}:\d{2}(?:\.\d+)?\s+|\d+\.\d+\s+)?([a-z_][a-z0-9_]*)\((.*)\)\s+=\s+(-?\d+|0x[0-9a-f]+|\?)(?:\s+(E[A-Z0-9]+)\b)?").unwrap()
+});
+
+/// A C string literal as `strace` prints it (escapes inside, `...` after when cut).
+static TRACED_STRING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#""(?:[^"\\]|\\.)*"(?:\.\.\.)?"#).unwrap());
 
 /// A C-style comment after code on its line (`return 0;  /* unreachable, but … */`).
 static INLINE_COMMENT: LazyLock<Regex> =

@@ -635,3 +635,30 @@ fn dumped_bytes_and_a_lone_word_are_no_error() {
     assert_eq!(severity("abort: no repository found"), Severity::Error);
     assert_eq!(severity("0010: error reading block 4"), Severity::Error);
 }
+
+#[test]
+fn profiled_classes_handlers_and_traced_data_are_no_error() {
+    // cProfile's `file:line(function)` rows, Python's `trace --trackcalls` edges, a linter's
+    // quoted `except`/`catch` lines, strace's read buffers (trial of session 56).
+    for l in [
+        "        1    0.000    0.000    0.000    0.000 __init__.py:1179(ExtractionError)",
+        "    calendar.<module> -> calendar.IllegalMonthError",
+        "        except KeyError:",
+        "    } catch (IOException e) {",
+        r#"21330 23:24:22.531031 read(3, "//! Failing records of a JSON document: how many fail"..., 2883) = 2883 <0.000092>"#,
+        "21330 23:24:22.6 connect(3, {sa_family=AF_INET}, 16) = -1 EINPROGRESS (Operation now in progress)",
+    ] {
+        assert_eq!(severity(l), Severity::None, "{l}");
+    }
+    // A call that failed is an error whatever its message says; the program's own message to
+    // standard error stays one; a thrown class is still thrown.
+    for l in [
+        "21330 23:24:22.505641 ioctl(2, TCGETS, 0x7ffe980a3270) = -1 ENOTTY (Inappropriate ioctl for device) <0.000010>",
+        "readlink(\".git/index\", 0x55b4, 32) = -1 EINVAL (Invalid argument)",
+        r#"write(2, "fatal: not a git repository"..., 40) = 40"#,
+        "requests.exceptions.ConnectionError: (MaxRetryError)",
+        "ValueError: bad value (see above)",
+    ] {
+        assert_eq!(severity(l), Severity::Error, "{l}");
+    }
+}
