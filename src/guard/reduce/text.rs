@@ -554,6 +554,15 @@ pub fn reduce_lines(lines: &[&str], kind: Kind, ctx: &Ctx<'_>) -> Reduction {
                         prio - 2.0 - k as f64,
                     ));
                 }
+                // An HTTP error status: the request it answers says which call failed.
+                if let Some(j) = request::request_of(lines, ex - 1) {
+                    items.push(Item::line(
+                        Section::Errors,
+                        j + 1,
+                        show_line(lines[j]),
+                        prio - 1.5,
+                    ));
+                }
                 // Errors said the same way each time: what each is about opens its paragraph.
                 if t.sev == Severity::Error {
                     for (k, j) in subjects::subjects(lines, &t.lines).into_iter().enumerate() {
@@ -748,6 +757,7 @@ mod massif;
 mod rules;
 mod templates;
 pub use templates::{labels_clash, mine, Template};
+mod request;
 mod subjects;
 #[cfg(test)]
 mod tests;
