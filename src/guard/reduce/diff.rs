@@ -13,6 +13,29 @@ mod edits;
 /// ([`edits::rare_edits`]): above a hunk header's (30), like a good match to the question.
 const RARE_EDIT_PRIO: f64 = 40.0;
 
+/// Priority added to a changed line that defines a function, class or type (`-def
+/// url_parse(`, `+pub fn run(`): what a change adds to or takes from an API, which a question
+/// about a diff asks first (live set of session 56: `diff -ru` of two releases). Below a rare
+/// edit's, above a hunk header's (30) with the base of 5: a good match to the question still
+/// outranks an unrelated definition.
+const DEFINITION_PRIO: f64 = 26.0;
+
+/// A changed line opening a definition, any indentation, modifiers first: Python's `def` and
+/// `class`, Rust's `fn`, `struct`, `enum`, `trait`, `impl`, JavaScript's `function` and
+/// `class`, Go's `func` and `type`, Java's and C#'s `interface`, Perl's `sub`.
+static DEFINITION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"^[+-]\s*(?:(?:pub(?:\([\w:]+\))?|export|default|async|static|public|private|protected|abstract|final|override|unsafe|const)\s+)*(?:def|class|fn|function|func|struct|enum|trait|impl|interface|type|sub)\s+[\w$(]")
+        .unwrap()
+});
+
+/// Files of a diff whose counts are the kind's core (those the question names first, then
+/// the most changed); the others' lines rank at [`FILE_PRIO`].
+const FILES_CORE: usize = 8;
+
+/// Priority of a file's counts past [`FILES_CORE`]: with a hunk header's (30) and a changed
+/// line's that matches the question (5-55), below the core.
+const FILE_PRIO: f64 = 40.0;
+
 /// Most files listed in one commit's fact; the rest are counted ("and 9 more files").
 const FILES_PER_COMMIT: usize = 5;
 
@@ -350,7 +373,30 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
             count(del),
             count(hunks.len())
         );
+        // Each file's counts, in the diff's order. The files the question names and those
+        // changed most are the kind's core; past [`FILES_CORE`] a file's line competes with
+        // the changed lines (21 files of `diff -ru` had taken the core's whole share, and the
+        // definitions a question about the change asked for were left out; live set of
+        // session 56).
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        let rel = normalise(&bm25(ctx.query, &names));
+        let mut by_weight: Vec<usize> = (0..files.len()).collect();
+        by_weight.sort_by(|&a, &b| {
+            rel[b]
+                .total_cmp(&rel[a])
+                .then((files[b].added + files[b].removed).cmp(&(files[a].added + files[a].removed)))
+                .then(a.cmp(&b))
+        });
+        let mut rank = vec![0; files.len()];
+        for (r, &f) in by_weight.iter().enumerate() {
+            rank[f] = r;
+        }
         for (k, f) in files.iter().enumerate() {
+            let prio = if rank[k] < FILES_CORE {
+                MUST / 100.0 - k as f64
+            } else {
+                FILE_PRIO - rank[k] as f64 * 0.01
+            };
             items.push(Item {
                 section: Section::KeyFacts,
                 order: 10 + k,
@@ -361,7 +407,7 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
                     count(f.added),
                     count(f.removed)
                 ),
-                prio: MUST / 100.0 - k as f64,
+                prio,
             });
         }
     }
@@ -391,6 +437,8 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
     for (k, &(i, f)) in changed.iter().enumerate() {
         let odd = if rare.contains(&i) {
             RARE_EDIT_PRIO
+        } else if DEFINITION.is_match(lines[i]) {
+            DEFINITION_PRIO
         } else {
             0.0
         };
@@ -465,6 +513,47 @@ mod tests {
             r.items
         );
     }
+
+    #[test]
+    fn many_files_leave_the_core_to_the_named_and_largest_and_definitions_rank() {
+        // Twelve files: the eight most changed (and one the question names) are the core; a
+        // removed definition outranks a removed line of the same file.
+        let mut d = String::new();
+        for k in 0..12 {
+            d += &format!(
+                "diff -ru a/f{k}.py b/f{k}.py\n--- a/f{k}.py\n+++ b/f{k}.py\n@@ -1 +1 @@\n"
+            );
+            for _ in 0..=k {
+                d += "-    x = 1\n";
+            }
+        }
+        d += "diff -ru a/urls.py b/urls.py\n--- a/urls.py\n+++ b/urls.py\n@@ -1,3 +1 @@\n-def url_parse(s):\n-    return s\n";
+        let q = Query::new("what changed in urls.py");
+        let r = reduce(
+            &d,
+            &Ctx {
+                query: &q,
+                exit_code: None,
+                bytes: 0,
+            },
+        );
+        let prio = |t: &str| {
+            r.items
+                .iter()
+                .find(|i| i.text.contains(t))
+                .map(|i| i.prio)
+                .unwrap_or_else(|| panic!("{t} in {:?}", r.items))
+        };
+        assert!(prio("urls.py: lines added") >= MUST / 200.0);
+        assert!(prio("f11.py: lines added") >= MUST / 200.0);
+        assert!(prio("f0.py: lines added") < KIND_CORE);
+        assert!(prio("f5.py: lines added") >= MUST / 200.0);
+        assert!(prio("f4.py: lines added") < KIND_CORE);
+        assert!(prio("-def url_parse(s):") > prio("return s"));
+    }
+
+    /// The select step's core priority for a format-specific reducer (select.rs).
+    const KIND_CORE: f64 = 50.0;
 
     #[test]
     fn a_diff_u_file_is_named_without_its_time() {
