@@ -224,7 +224,13 @@ enum FromClient {
 }
 
 fn on_client_line(line: Vec<u8>, ctx: &Ctx) -> FromClient {
-    let Ok(mut v) = serde_json::from_slice::<Value>(strip_eol(&line)) else {
+    // A request with bytes that are not UTF-8 (a Latin-1 `é` in an `_intent`; trial of
+    // session 56) is read as the server's lines are ([`mended_line`]): its call is still
+    // tracked and guarded and its `_intent` taken out, instead of passing through unguarded.
+    let parsed = serde_json::from_slice::<Value>(strip_eol(&line))
+        .ok()
+        .or_else(|| mended_line(strip_eol(&line)));
+    let Some(mut v) = parsed else {
         return FromClient::Forward(line);
     };
     let Some(obj) = v.as_object() else {

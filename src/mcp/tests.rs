@@ -51,3 +51,32 @@ fn file_uri_paths_decode() {
         std::ffi::OsString::from("/x%zz%4")
     );
 }
+
+#[test]
+fn a_client_call_with_bad_bytes_is_still_tracked_and_its_intent_taken() {
+    let ctx = Ctx {
+        state: Mutex::new(State::default()),
+        session_dir: std::env::temp_dir(),
+        remote: Remote::new(
+            crate::config::Config::resolve(crate::config::ConfigLayer::default(), &|_| None),
+            false,
+        ),
+    };
+    let mut line = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/tmp/a.txt","_intent":"caf"#.to_vec();
+    line.extend_from_slice(b"\xe9 which JDK?\"}}}\n");
+    let FromClient::Forward(out) = on_client_line(line, &ctx) else {
+        panic!("forwarded");
+    };
+    let sent: Value = serde_json::from_slice(&out).unwrap();
+    assert!(
+        sent["params"]["arguments"].get("_intent").is_none(),
+        "{sent}"
+    );
+    assert_eq!(sent["params"]["arguments"]["path"], "/tmp/a.txt");
+    let st = ctx.state();
+    let call = st.pending[&key(&serde_json::json!(2))]
+        .call
+        .as_ref()
+        .unwrap();
+    assert_eq!(call.intent.as_deref(), Some("caf\u{FFFD} which JDK?"));
+}
