@@ -125,7 +125,7 @@ static ERROR_LABEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:error|fatal|failure|failed)\s*(?::|---|!)|[\[<](?:error|fatal|err|crit)[\]>]|(?-i:\b(?:ERROR|FATAL|CRITICAL)\b)").unwrap()
 });
 static TOTALS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\btests? run:\s*\d+|(?:^|[\s,;(\[])\d+ (passed|failed)(?:$|[^:\w])|^\s*tests?:\s+\d|\btest result:|\bran \d+ tests?\b|\bbuild (success|failure|failed|successful)\b|\b\d+ examples?, \d+ failures?|\btest suites?:\s+\d|^(ok|fail|failed)\s*(\(|\t)|\b\d+ (tests?|specs?) (completed|passed|failed)|^\s*totals?\s*[:=|]?\s*\d").unwrap()
+    Regex::new(r"(?i)\btests? run:\s*\d+|(?:^|[\s,;(\[])\d+ (passed|failed)(?:$|[^:\w])|^\s*tests?:\s+\d|\btest result:|\bran \d+ tests?\b|\bbuild (success|failure|failed|successful)\b|\b\d+ examples?, \d+ failures?|\btest suites?:\s+\d|^(ok|fail|failed)\s*(\(|\t)|\b\d+ (tests?|specs?) (completed|passed|failed)|^\s*totals?\s*[:=|]?\s*\d|^\s*total (?:tests?|test (?:cases|files|suites)|specs|examples|checks)\s*:\s*\S*\d").unwrap()
 });
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^\s*(at\s+\S|\.\.\. \d+ more|File "[^"]+", line \d+|#\d+\s+0x[0-9a-f]+|\d+: 0x[0-9a-f]+)"#).unwrap()

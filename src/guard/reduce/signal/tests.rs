@@ -504,6 +504,9 @@ fn totals_and_frames() {
     assert!(is_totals("==== 2 failed, 7 passed in 0.22s ===="));
     assert!(is_totals("Tests:       1 failed, 41 passed, 42 total"));
     assert!(!is_totals("hello world"));
+    // CPython regrtest's closing totals (trial of session 56).
+    assert!(is_totals("Total tests: run=1,724 skipped=48"));
+    assert!(!is_totals("Total tests to come later"));
     // A number that ends an address or a label's value is no count of failures.
     assert!(!is_totals(
         "ioapic: probe of 0000:80:05.4 failed with error -22"
