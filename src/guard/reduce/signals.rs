@@ -640,6 +640,12 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
             .map(|v| v.0)
             .collect();
         for (k, (x, i)) in top.into_iter().enumerate() {
+            // Nothing is among the largest for being zero (`definitely lost: 0 bytes in 0
+            // blocks` was the "4th largest blocks, tied"; trial of session 56): only the top
+            // value may be zero, when all are.
+            if !lo && x <= 0.0 && k > 0 {
+                continue;
+            }
             // Not among the top of its label's lines together: ranked, but named by no rank.
             let outranked = together.is_some_and(|t| t.iter().all(|v| v.1 != i));
             if let Some(f) = field {

@@ -457,3 +457,39 @@ fn a_unit_with_a_colon_before_a_number_is_the_last_values() {
         s.ext_why
     );
 }
+
+#[test]
+fn a_zero_is_not_among_the_largest() {
+    // valgrind's LEAK SUMMARY (trial of session 56): `definitely lost: 0 bytes in 0 blocks`
+    // had been the "4th largest blocks, tied".
+    let mut log = String::new();
+    for i in 0..30 {
+        log.push_str(&format!("==21630== checked record {i} of 30\n"));
+    }
+    log.push_str(
+        "==21630==    definitely lost: 0 bytes in 0 blocks\n\
+         ==21630==    indirectly lost: 0 bytes in 0 blocks\n\
+         ==21630==      possibly lost: 120 bytes in 3 blocks\n\
+         ==21630==    still reachable: 1,110,723 bytes in 200 blocks\n",
+    );
+    let intent = "which leak kinds hold the most blocks?";
+    let u = build(&log, Kind::Log);
+    let s = score(&u, &Query::new(intent), &Asks::of(intent));
+    for i in 0..u.units.len() {
+        if u.units[i].text.contains("0 bytes in 0 blocks") {
+            let why = s.ext_why.get(&i).map_or("", String::as_str);
+            assert!(
+                !why.contains("largest blocks"),
+                "{}: {why}",
+                u.units[i].text
+            );
+        }
+    }
+    let reachable = (0..u.units.len())
+        .find(|&i| u.units[i].text.contains("200 blocks"))
+        .unwrap();
+    assert!(s
+        .ext_why
+        .get(&reachable)
+        .is_some_and(|w| w.contains("largest blocks")));
+}
