@@ -221,25 +221,38 @@ pub fn intent_of(args: &Value) -> Option<String> {
     Some(picked.chars().take(MAX_INTENT_CHARS).collect())
 }
 
-/// What the call says it is for, in words: `_intent`, else `description` (Claude Code's Bash
-/// has one). `None` when it says neither: [`intent_of`] then falls back on the command or the
+/// What the call says it is for, in words: `_intent`, else `prompt` (Claude Code's WebFetch:
+/// what to find on the page), else `description` (Claude Code's and Gemini CLI's shell
+/// command). `None` when it says none: [`intent_of`] then falls back on the command or the
 /// arguments, and a hook first on the user's last request ([`call_intent`]).
 pub fn stated_intent(args: &Value) -> Option<String> {
-    ["_intent", "description"].into_iter().find_map(|k| {
-        args.get(k)
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| s.chars().take(MAX_INTENT_CHARS).collect())
-    })
+    ["_intent", "prompt", "description"]
+        .into_iter()
+        .find_map(|k| string_arg(args, k))
 }
 
-/// The intent of a hook's call: [`stated_intent`]; else the user's last request from the
-/// agent's transcript ([`transcript::last_user_request`]) followed by what [`intent_of`]
-/// falls back on in brackets (`why does the build fail? (cargo build)`); else that alone. At
-/// most [`MAX_INTENT_CHARS`] characters.
+/// The trimmed, non-empty string argument `k`, at most [`MAX_INTENT_CHARS`] characters.
+fn string_arg(args: &Value, k: &str) -> Option<String> {
+    args.get(k)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.chars().take(MAX_INTENT_CHARS).collect())
+}
+
+/// The intent of a hook's call: the question the call asks itself (`_intent`, WebFetch's
+/// `prompt`); else the user's last request from the agent's transcript
+/// ([`transcript::last_user_request`]) followed by what [`intent_of`] falls back on in
+/// brackets: the command's `description` (`why does the build fail? (Build the crate)`), else
+/// the command (`why does the build fail? (cargo build)`); else that alone. A `description`
+/// says what the command does (`run it`, `List files`), not what the user wants from its
+/// output: alone it had steered away from the facts asked for (trial of session 56). At most
+/// [`MAX_INTENT_CHARS`] characters.
 pub fn call_intent(payload: &Value, args: &Value) -> Option<String> {
-    if let Some(s) = stated_intent(args) {
+    if let Some(s) = ["_intent", "prompt"]
+        .into_iter()
+        .find_map(|k| string_arg(args, k))
+    {
         return Some(s);
     }
     let fallback = intent_of(args);
@@ -611,6 +624,24 @@ mod tests {
         assert_eq!(
             call_intent(&payload, &json!({"command": "cargo build"})).as_deref(),
             Some("why does the build fail? (cargo build)")
+        );
+        // A command's description goes in the brackets, after the request.
+        assert_eq!(
+            call_intent(
+                &payload,
+                &json!({"command": "cargo build", "description": "Build it"})
+            )
+            .as_deref(),
+            Some("why does the build fail? (Build it)")
+        );
+        // WebFetch's prompt is the call's own question.
+        assert_eq!(
+            call_intent(
+                &payload,
+                &json!({"url": "https://x", "prompt": "which versions are listed"})
+            )
+            .as_deref(),
+            Some("which versions are listed")
         );
         // A stated intent wins; without a transcript the command stands alone.
         assert_eq!(
