@@ -462,7 +462,7 @@ pub fn severity(line: &str) -> Severity {
     // A class named in parentheses (a profile's `file:line(FooError)`) is a reference to
     // code; a source line handling an error (`except KeyError:`) handles none.
     if PAREN_NAMED_ERROR.is_match(line) {
-        return severity(&PAREN_NAMED_ERROR.replace_all(line, "(Name)"));
+        return severity(&PAREN_NAMED_ERROR.replace_all(line, "$1(Name)"));
     }
     if ERROR_HANDLER_CODE.is_match(line) {
         return Severity::None;
@@ -709,15 +709,17 @@ static SETTING_NAMED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b[A-Z][A-Za-z]*[a-z](?:Exception|Error)(\s*:?=)([^=]|$)").unwrap()
 });
 
-/// A class named in parentheses and nothing else (`__init__.py:11(DistlibException)`, a
-/// Python profile's `file:line(function)` row; trial of session 56): a reference to code.
+/// A class named in parentheses right after a name or number, and nothing else in them
+/// (`__init__.py:11(DistlibException)`, a Python profile's `file:line(function)` row; trial of
+/// session 56; `pytest.raises(ValueError)`): a reference to code. Group 1 is the character
+/// before. After a space (`connection reset (ConnectionResetError)`) it names what happened.
 static PAREN_NAMED_ERROR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\([\w.]*[A-Z][A-Za-z0-9]*(?:Exception|Error)\)").unwrap());
+    LazyLock::new(|| Regex::new(r"(\w)\([\w.]*[A-Z][A-Za-z0-9]*(?:Exception|Error)\)").unwrap());
 
 /// A line of source that handles an error (`except KeyError:`, `} catch (IOException e) {`),
 /// as a linter's duplicate-code report or a traceback quotes it: code, no event.
 static ERROR_HANDLER_CODE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:except\b[\w\s.,()]*(?:\bas\s+\w+)?:\s*$|(?:\}\s*)?catch\s*\(\s*[\w.|\s]+\)\s*\{?\s*$)").unwrap()
+    Regex::new(r"^\s*(?:except(?:\s+\(?[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\)?(?:\s+as\s+\w+)?)?\s*:\s*$|(?:\}\s*)?catch\s*\(\s*[\w.|\s]+\)\s*\{?\s*$)").unwrap()
 });
 
 /// A system call traced by `strace` that returned (`21330 23:24:22.53 read(3, "//! Failing

@@ -647,6 +647,8 @@ fn profiled_classes_handlers_and_traced_data_are_no_error() {
         "        1    0.000    0.000    0.000    0.000 __init__.py:1179(ExtractionError)",
         "    calendar.<module> -> calendar.IllegalMonthError",
         "        except KeyError:",
+        "    except (OSError, ValueError) as e:",
+        "      \"code\": \"29     with pytest.raises(ValueError):\\n\",",
         "    } catch (IOException e) {",
         r#"21330 23:24:22.531031 read(3, "//! Failing records of a JSON document: how many fail"..., 2883) = 2883 <0.000092>"#,
         "21330 23:24:22.6 connect(3, {sa_family=AF_INET}, 16) = -1 EINPROGRESS (Operation now in progress)",
@@ -661,6 +663,8 @@ fn profiled_classes_handlers_and_traced_data_are_no_error() {
         r#"write(2, "fatal: not a git repository"..., 40) = 40"#,
         "requests.exceptions.ConnectionError: (MaxRetryError)",
         "ValueError: bad value (see above)",
+        "connection reset (ConnectionResetError)",
+        "except for the build, which failed:",
     ] {
         assert_eq!(severity(l), Severity::Error, "{l}");
     }
