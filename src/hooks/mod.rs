@@ -190,8 +190,8 @@ pub fn guard_call(
     })
 }
 
-/// The intent of a call: `_intent` if present, else `description` (Claude Code's Bash has
-/// one), else the command (`command`, `cmd`; an argv array joined by spaces), else the
+/// The intent of a call: [`stated_intent`] (`_intent`, WebFetch's `prompt`, a shell call's
+/// `description`), else the command (`command`, `cmd`; an argv array joined by spaces), else the
 /// arguments as compact JSON; at most [`MAX_INTENT_CHARS`] characters.
 pub fn intent_of(args: &Value) -> Option<String> {
     let s = |k: &str| {
@@ -226,7 +226,12 @@ pub fn intent_of(args: &Value) -> Option<String> {
 /// command). `None` when it says none: [`intent_of`] then falls back on the command or the
 /// arguments, and a hook first on the user's last request ([`call_intent`]).
 pub fn stated_intent(args: &Value) -> Option<String> {
-    ["_intent", "prompt", "description"]
+    own_question(args).or_else(|| string_arg(args, "description"))
+}
+
+/// The question a call asks itself: `_intent`, else `prompt` (Claude Code's WebFetch).
+fn own_question(args: &Value) -> Option<String> {
+    ["_intent", "prompt"]
         .into_iter()
         .find_map(|k| string_arg(args, k))
 }
@@ -249,10 +254,7 @@ fn string_arg(args: &Value, k: &str) -> Option<String> {
 /// output: alone it had steered away from the facts asked for (trial of session 56). At most
 /// [`MAX_INTENT_CHARS`] characters.
 pub fn call_intent(payload: &Value, args: &Value) -> Option<String> {
-    if let Some(s) = ["_intent", "prompt"]
-        .into_iter()
-        .find_map(|k| string_arg(args, k))
-    {
+    if let Some(s) = own_question(args) {
         return Some(s);
     }
     let fallback = intent_of(args);

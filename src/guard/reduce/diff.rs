@@ -32,8 +32,8 @@ static DEFINITION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(
 /// the most changed); the others' lines rank at [`FILE_PRIO`].
 const FILES_CORE: usize = 8;
 
-/// Priority of a file's counts past [`FILES_CORE`]: with a hunk header's (30) and a changed
-/// line's that matches the question (5-55), below the core.
+/// Priority of a file's counts past [`FILES_CORE`]: above a hunk header's (30), below a
+/// changed line that matches the question well (up to 55) and the select step's core (50).
 const FILE_PRIO: f64 = 40.0;
 
 /// Most files listed in one commit's fact; the rest are counted ("and 9 more files").
@@ -516,8 +516,8 @@ mod tests {
 
     #[test]
     fn many_files_leave_the_core_to_the_named_and_largest_and_definitions_rank() {
-        // Twelve files: the eight most changed (and one the question names) are the core; a
-        // removed definition outranks a removed line of the same file.
+        // Twelve files and one the question names: that one and the seven most changed are
+        // the core; a removed definition outranks a removed line of the same file.
         let mut d = String::new();
         for k in 0..12 {
             d += &format!(
