@@ -242,6 +242,17 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         count(hunks.len())
     );
     let status;
+    // How well each file's name matches the question. A file the question names whole
+    // (`src/hooks/gemini.rs`, or `gemini.rs`) is its subject, above any file sharing a word
+    // with it (`src/hooks/install.rs`).
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    let mut file_rel = bm25(ctx.query, &names);
+    let named: Vec<bool> = names.iter().map(|n| names_file(ctx.query, n)).collect();
+    for (r, &n) in file_rel.iter_mut().zip(&named) {
+        if n {
+            *r += NAMED_FILE;
+        }
+    }
     if log {
         let patches = !hunks.is_empty();
         let what = if patches {
@@ -293,16 +304,6 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         // One fact per commit: what it is and which files it changed, those the question's
         // words match first. The commits it matches (subject or any file's name, shown or
         // not) first, then in the log's order.
-        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-        let mut file_rel = bm25(ctx.query, &names);
-        // A file the question names whole (`src/hooks/gemini.rs`, or `gemini.rs`) is its
-        // subject, above any file sharing a word with it (`src/hooks/install.rs`).
-        let named: Vec<bool> = names.iter().map(|n| names_file(ctx.query, n)).collect();
-        for (r, &n) in file_rel.iter_mut().zip(&named) {
-            if n {
-                *r += NAMED_FILE;
-            }
-        }
         let mut docs: Vec<String> = Vec::with_capacity(commits.len());
         let texts: Vec<String> = commits
             .iter()
@@ -378,12 +379,10 @@ pub fn reduce(text: &str, ctx: &Ctx<'_>) -> Reduction {
         // the changed lines (21 files of `diff -ru` had taken the core's whole share, and the
         // definitions a question about the change asked for were left out; live set of
         // session 56).
-        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-        let rel = normalise(&bm25(ctx.query, &names));
         let mut by_weight: Vec<usize> = (0..files.len()).collect();
         by_weight.sort_by(|&a, &b| {
-            rel[b]
-                .total_cmp(&rel[a])
+            file_rel[b]
+                .total_cmp(&file_rel[a])
                 .then((files[b].added + files[b].removed).cmp(&(files[a].added + files[a].removed)))
                 .then(a.cmp(&b))
         });

@@ -250,12 +250,12 @@ pub fn detect(text: &str) -> Kind {
     {
         return Kind::JunitXml;
     }
-    // A page: a line of its head opens the document (`<html`, `<!doctype html`). Markup quoted
-    // inside other lines (a `curl --trace-ascii` dump's `0000: <!DOCTYPE HTML>.<html…`) is
-    // the data of another kind of output.
+    // A page: a line of its head that is markup opens the document (`<!doctype html`, `<html`,
+    // `<!-- saved from … --><html>`). Markup quoted inside other lines (a `curl --trace-ascii`
+    // dump's `0000: <!DOCTYPE HTML>.<html…`) is the data of another kind of output.
     if lower_head.lines().any(|l| {
         let l = l.trim_start();
-        l.starts_with("<html") || l.starts_with("<!doctype html")
+        l.starts_with("<!doctype html") || l.starts_with('<') && l.contains("<html")
     }) {
         return Kind::Html;
     }
@@ -552,6 +552,10 @@ mod tests {
         // trace's lines does not.
         assert_eq!(
             detect("HTTP/1.1 200 OK\nContent-Type: text/html\n\n<html><body>x</body></html>"),
+            Kind::Html
+        );
+        assert_eq!(
+            detect("<!-- saved from url=(0014)about:internet --><html><body>x</body></html>"),
             Kind::Html
         );
         assert_eq!(

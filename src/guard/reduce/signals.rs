@@ -642,8 +642,8 @@ pub fn score(u: &Units, q: &Query, asks: &Asks) -> Scores {
         for (k, (x, i)) in top.into_iter().enumerate() {
             // Nothing is among the largest for being zero (`definitely lost: 0 bytes in 0
             // blocks` was the "4th largest blocks, tied"; trial of session 56): only the top
-            // value may be zero, when all are.
-            if !lo && x <= 0.0 && k > 0 {
+            // value may be zero, when all are. Negative values still rank (`-3dB`).
+            if !lo && x == 0.0 && k > 0 {
                 continue;
             }
             // Not among the top of its label's lines together: ranked, but named by no rank.
